@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "closed-surface.h"
+#include "cmdline.h"
+#include "conf-files.h"
+#include "exit-status.h"
+#include "generator-output.h"
+#include "generator.h"
+#include "log.h"
+#include "profile.h"
+
+#define TEMPLATE_PATH SYSTEMDSYSTEMUNITDIR "/agent@.service"
+
+static int write_tmp_mount(const GeneratorOutput *o, const Role *role, const char *which) {
+        _cleanup_free_ char *where = profile_tmp_path(role, which), *esc = NULL, *name = NULL;
+        UnitSettings s = {};
+        int r;
+
+        if (!where || !(esc = unit_name_path_escape(where)) || !(name = strprintf("%s.mount", esc)))
+                return log_oom();
+        r = profile_tmp_mount(role, which, &s);
+        if (r < 0)
+                return log_oom();
+        r = generator_write_unit(o, name, role->path, &s);
+        unit_settings_done(&s);
+        return r;
+}
+
+static int write_role(const GeneratorOutput *o, const Role *role, const CloisterConf *conf) {
+        _cleanup_free_ char *dropin = strprintf("agent@%s.service.d/50-cloister.conf", role->name);
+        UnitSettings s = {};
+        int r;
+
+        if (!dropin)
+                return log_oom();
+        r = profile_role(role, conf, &s);
+        if (r < 0)
+                return log_oom();
+        r = generator_write_unit(o, dropin, role->path, &s);
+        unit_settings_done(&s);
+        if (r >= 0)
+                r = write_tmp_mount(o, role, "tmp");
+        if (r >= 0)
+                r = write_tmp_mount(o, role, "var-tmp");
+        STRV_FOREACH(w, role->wanted_by) {
+                _cleanup_free_ char *link = strprintf("%s.wants/agent@%s.service", *w, role->name);
+                if (!link)
+                        return log_oom();
+                if (r >= 0)
+                        r = generator_add_symlink(o, link, TEMPLATE_PATH);
+        }
+        return r;
+}
+
+/* An admin drop-in re-opens what the profile closes: the role still gets a drop-in, one
+ * whose only job is to make the shim refuse with the reason, so that "systemctl start"
+ * fails with it in the journal rather than running a weakened sandbox. */
+static int write_refusal(const GeneratorOutput *o, const char *role_name, const char *source,
+                         const char *reason) {
+        _cleanup_free_ char *dropin = strprintf("agent@%s.service.d/50-cloister.conf", role_name);
+        _cleanup_free_ char *arg = strprintf("--refuse=%s", reason), *q = NULL;
+        UnitSettings s = {};
+        int r;
+
+        if (!dropin || !arg || !(q = unit_exec_quote(arg)))
+                return log_oom();
+        r = unit_settings_add(&s, "Unit", "SourcePath", source);
+        if (r >= 0)
+                r = unit_settings_add(&s, "Service", "ExecStart", "");
+        if (r >= 0)
+                r = unit_settings_addf(&s, "Service", "ExecStart", "%s --role=%s %s", CLOISTER_SHIM_PATH, role_name, q);
+        if (r >= 0)
+                r = unit_settings_add(&s, "Service", "RestartPreventExitStatus", CLOISTER_EXIT_TERMINAL_LIST);
+        if (r < 0) {
+                unit_settings_done(&s);
+                return log_oom();
+        }
+        r = generator_write_unit(o, dropin, source, &s);
+        unit_settings_done(&s);
+        return r;
+}
+
+static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, const CloisterConf *conf,
+                          const ClosedSurfaceIndex *idx) {
+        ConfFileList roles = {};
+        bool rejected = false;
+        int r;
+
+        r = conf_files_list(config_dirs, "roles", ".role", &roles);
+        if (r < 0)
+                return log_error_errno(r, "Failed to list role files: %m");
+
+        for (size_t i = 0; i < roles.n; i++) {
+                _cleanup_(role_freep) Role *role = NULL;
+                const char *path = roles.files[i].path, *reason;
+
+                r = role_load(path, conf, config_dirs, &role);
+                if (r < 0) {
+                        rejected = true;
+                        continue;
+                }
+                reason = closed_surface_find(idx, role->name);
+                if (reason) {
+                        log_error("Role %s refuses to start: %s.", role->name, reason);
+                        rejected = true;
+                        r = write_refusal(o, role->name, path, reason);
+                } else
+                        r = write_role(o, role, conf);
+                if (r < 0)
+                        rejected = true;
+        }
+        conf_file_list_done(&roles);
+        return rejected ? 1 : 0;
+}
+
+int generator_run(const char *dirs[3]) {
+        _cleanup_strv_free_ char **config_dirs = NULL, **unit_dirs = NULL;
+        _cleanup_(cloister_conf_freep) CloisterConf *conf = NULL;
+        ClosedSurfaceIndex idx = {};
+        GeneratorOutput o = { .dir = dirs[0] };
+        int r;
+
+        if (conf_dirs(&config_dirs) < 0 || unit_search_path(dirs, &unit_dirs) < 0)
+                return log_oom();
+
+        r = cloister_conf_load(config_dirs, &conf);
+        if (r < 0) {
+                /* Fail closed: no role is generated, so every agent@ unit refuses to start. */
+                log_error("cloister.conf was refused; no role is generated.");
+                return 1;
+        }
+        if (cloister_conf_default_network(conf) == NETWORK_DAEMON_ONLY && !conf->broker_socket)
+                log_warning("DefaultNetwork=daemon-only but cloister.conf has no [Broker] Socket=: daemon-only roles get no broker socket and stay fully isolated.");
+
+        r = closed_surface_index_build(unit_dirs, dirs[0], &idx);
+        if (r < 0)
+                return log_oom();
+        r = generate_roles(&o, config_dirs, conf, &idx);
+        closed_surface_index_done(&idx);
+        return r;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+#include <signal.h>
+
+#include "exit-status.h"
+#include "log.h"
+#include "network-mode.h"
+#include "sandbox-check.h"
+#include "shim-env.h"
+#include "strv.h"
+#include "supervise.h"
+
+typedef struct ShimArgs {
+        const char *role;
+        NetworkMode mode;
+        usec_t timeout;
+        usec_t stop_grace;
+        char **setenv;
+        char **argv;
+        const char *unconfigured;
+        const char *refuse;
+} ShimArgs;
+
+static int parse_args(int argc, char *argv[], ShimArgs *a) {
+        enum { ARG_ROLE = 0x100, ARG_NETWORK, ARG_TIMEOUT, ARG_STOP_GRACE, ARG_SETENV, ARG_UNCONFIGURED, ARG_REFUSE };
+        static const struct option options[] = {
+                { "role",         required_argument, NULL, ARG_ROLE },
+                { "network",      required_argument, NULL, ARG_NETWORK },
+                { "timeout",      required_argument, NULL, ARG_TIMEOUT },
+                { "stop-grace",   required_argument, NULL, ARG_STOP_GRACE },
+                { "setenv",       required_argument, NULL, ARG_SETENV },
+                { "unconfigured", required_argument, NULL, ARG_UNCONFIGURED },
+                { "refuse",       required_argument, NULL, ARG_REFUSE },
+                { "version",      no_argument,       NULL, 'V' },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "+", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_ROLE:
+                        a->role = optarg;
+                        break;
+                case ARG_NETWORK:
+                        a->mode = network_mode_from_string(optarg);
+                        if (a->mode < 0)
+                                return log_error_errno(EINVAL, "Invalid --network=%s.", optarg);
+                        break;
+                case ARG_TIMEOUT:
+                        if (parse_timespan(optarg, &a->timeout) < 0)
+                                return log_error_errno(EINVAL, "Invalid --timeout=%s.", optarg);
+                        break;
+                case ARG_STOP_GRACE:
+                        if (parse_timespan(optarg, &a->stop_grace) < 0)
+                                return log_error_errno(EINVAL, "Invalid --stop-grace=%s.", optarg);
+                        break;
+                case ARG_SETENV:
+                        if (!strchr(optarg, '=') || strv_extend(&a->setenv, optarg) < 0)
+                                return log_error_errno(EINVAL, "Invalid --setenv=%s.", optarg);
+                        break;
+                case ARG_UNCONFIGURED:
+                        a->unconfigured = optarg;
+                        break;
+                case ARG_REFUSE:
+                        a->refuse = optarg;
+                        break;
+                case 'V':
+                        puts("cloister-shim " PACKAGE_VERSION);
+                        exit(0);
+                default:
+                        return -EINVAL;
+                }
+
+        if (a->unconfigured || a->refuse)
+                return 0;
+        if (!a->role || a->mode < 0)
+                return log_error_errno(EINVAL, "--role= and --network= are required.");
+        if (optind >= argc || argv[optind][0] != '/')
+                return log_error_errno(EINVAL, "Expected \"-- /absolute/program [ARGS…]\".");
+        a->argv = argv + optind;
+        return 0;
+}
+
+static int shim_run(const ShimArgs *a) {
+        _cleanup_strv_free_ char **env = NULL;
+        SuperviseOptions o;
+        int r;
+
+        if (a->unconfigured) {
+                log_error("agent@%s: no role \"%s\" is configured: there is no roles/%s.role, or cloister-generator refused it (see \"journalctl -k -g cloister-generator\"). Refusing to start.",
+                          a->unconfigured, a->unconfigured, a->unconfigured);
+                return CLOISTER_EXIT_REFUSED;
+        }
+        if (a->refuse) {
+                log_error("agent@%s: refusing to start: %s.", strempty(a->role), a->refuse);
+                return CLOISTER_EXIT_REFUSED;
+        }
+
+        r = sandbox_check(a->mode);
+        if (r != 0) {
+                log_error("agent@%s: the sandbox is not closed as Network=%s requires; refusing to start the agent.",
+                          a->role, network_mode_to_string(a->mode));
+                return CLOISTER_EXIT_REFUSED;
+        }
+
+        r = shim_environment(a->role, a->mode, a->setenv, &env);
+        if (r < 0)
+                return CLOISTER_EXIT_REFUSED;
+
+        o = (SuperviseOptions) { .argv = a->argv, .envp = env, .timeout = a->timeout, .stop_grace = a->stop_grace };
+        return supervise(&o);
+}
+
+int main(int argc, char *argv[]) {
+        ShimArgs a = { .mode = _NETWORK_MODE_UNSET, .stop_grace = 10 * USEC_PER_SEC };
+        int r;
+
+        log_set_prefix("cloister-shim");
+        r = parse_args(argc, argv, &a);
+        if (r < 0)
+                return CLOISTER_EXIT_REFUSED;
+        r = shim_run(&a);
+        strv_free(a.setenv);
+        if (r >= SUPERVISE_SIGNALED) {
+                /* The agent died of a signal: die of the same one, so systemd sees it. */
+                int sig = r - SUPERVISE_SIGNALED;
+                struct sigaction sa = { .sa_handler = SIG_DFL };
+                sigset_t m;
+
+                sigaction(sig, &sa, NULL);
+                sigemptyset(&m);
+                sigaddset(&m, sig);
+                sigprocmask(SIG_UNBLOCK, &m, NULL);
+                raise(sig);
+                return 128 + sig;
+        }
+        return r;
+}

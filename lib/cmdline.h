@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "strv.h"
+
+/* Splits a command line with systemd-style quoting: words separated by blanks, "…" and '…'
+ * group, backslash escapes \\ \" \' \n \t \r \s \xNN. Nothing is expanded ($VAR and %
+ * specifiers stay literal). Returns 0, or -EINVAL with *ret_reason set. */
+int cmdline_split(const char *line, char ***ret_argv, const char **ret_reason);
+
+/* Quotes one word for an Exec*= line of a unit file so that systemd reads back exactly
+ * `word`: double quotes, C escapes, and "%%"/"$$" so no specifier or variable expands. */
+char *unit_exec_quote(const char *word);
+
+/* Escapes a value for a unit-file setting where % specifiers expand ("%" → "%%"). */
+char *unit_specifier_escape(const char *s);

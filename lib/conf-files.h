@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "strv.h"
+
+typedef struct ConfFile {
+        char *name;   /* file name, e.g. "reviewer.role" */
+        char *path;   /* the highest-priority instance */
+} ConfFile;
+
+typedef struct ConfFileList {
+        ConfFile *files;
+        size_t n;
+} ConfFileList;
+
+void conf_file_list_done(ConfFileList *l);
+
+/* The configuration directories, highest priority first (§3): $CLOISTER_CONFIG_PATH
+ * (colon-separated) if set, else /etc/cloister, /run/cloister, /usr/local/lib/cloister,
+ * $prefix/lib/cloister. */
+int conf_dirs(char ***ret);
+
+/* Every each "<dir>/<subdir>/NAME<suffix>" across `dirs`, one per file name (a higher directory
+ * masks the same name below it; a symlink to /dev/null masks it away), sorted by name.
+ * subdir may be NULL for the directories themselves. */
+int conf_files_list(char * const *dirs, const char *subdir, const char *suffix, ConfFileList *ret);
+
+/* The highest-priority instance of <dir>/<name>; *ret = NULL if none or masked. */
+int conf_file_find(char * const *dirs, const char *name, char **ret);

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include "parse-util.h"
+#include "strv.h"
+
+#define UNSET_U64 UINT64_MAX
+
+/* One assignment as read from a file: enough to name it in an error. */
+typedef struct ConfAssignment {
+        const char *path;
+        unsigned line;
+        const char *section;
+        const char *key;
+        const char *value;
+} ConfAssignment;
+
+/* Parsers: store the value at `data`, or log "path:line: Invalid Key= value "…": reason"
+ * and return -EINVAL. An empty value resets to "unset" (lists: to empty). */
+typedef int (*conf_parse_t)(const ConfAssignment *a, void *data);
+
+int conf_parse_string(const ConfAssignment *a, void *data);      /* char * */
+int conf_parse_path(const ConfAssignment *a, void *data);        /* char *, path_check() */
+int conf_parse_name(const ConfAssignment *a, void *data);        /* char *, name_is_valid() */
+int conf_parse_bool(const ConfAssignment *a, void *data);        /* int, -1 unset */
+int conf_parse_size(const ConfAssignment *a, void *data);        /* uint64_t, UNSET_U64 */
+int conf_parse_timespan(const ConfAssignment *a, void *data);    /* usec_t, UNSET_U64 */
+int conf_parse_uint(const ConfAssignment *a, void *data);        /* uint64_t > 0, UNSET_U64 */
+int conf_parse_cpus(const ConfAssignment *a, void *data);        /* unsigned percent, 0 unset */
+int conf_parse_port(const ConfAssignment *a, void *data);        /* uint16_t, 0 unset */
+int conf_parse_strv(const ConfAssignment *a, void *data);        /* char **: one entry per line */
+int conf_parse_name_list(const ConfAssignment *a, void *data);   /* char **: blank-separated names */
+int conf_parse_credential(const ConfAssignment *a, void *data);  /* char *: a credential name */
+int conf_parse_url(const ConfAssignment *a, void *data);        /* char *: http(s):// URL */
+
+/* Logs "path:line: Invalid Key= value "v": reason" and returns -EINVAL. */
+int conf_invalid(const ConfAssignment *a, const char *reason);
+
+#define CONF_REPEATABLE (1U << 0)
+
+typedef struct ConfKey {
+        const char *section;
+        const char *key;
+        conf_parse_t parse;
+        size_t offset;
+        unsigned flags;
+} ConfKey;
+
+/* Tracks which non-repeatable keys a single file has set, to refuse duplicates. */
+typedef struct ConfSeen {
+        const ConfKey *key;
+        const void *base;      /* which object: [Upstream a] and [Upstream b] differ */
+        unsigned line;
+} ConfSeen;
+
+typedef struct ConfFileState {
+        ConfSeen *seen;
+        size_t n_seen;
+} ConfFileState;
+
+void conf_file_state_done(ConfFileState *s);
+
+/* Finds `key` of `section` in `table`, applies it to `base` + offset, refusing duplicates
+ * of non-repeatable keys within the file. Unknown keys are errors. */
+int conf_apply(const ConfKey *table, size_t n, ConfFileState *st, void *base,
+               const ConfAssignment *a);
+
+/* True if `section` appears in `table`. */
+bool conf_table_has_section(const ConfKey *table, size_t n, const char *section);

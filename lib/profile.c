@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
+
+#include "cmdline.h"
+#include "exit-status.h"
+#include "log.h"
+#include "policy.h"
+#include "profile.h"
+
+typedef struct ProfileRow {
+        const char *section;
+        const char *key;
+        const char *value;
+} ProfileRow;
+
+/* Every agent, whatever its mode: the most closed state (mode "none"). A role's drop-in only
+ * adds what its keys grant. */
+static const ProfileRow static_rows[] = {
+        { "Unit", "Description", "cloister agent %i" },
+        { "Unit", "Documentation", "man:cloister.role(5) man:cloister-shim(8)" },
+        /* Without a generated drop-in there is no role: the shim refuses (fail closed). */
+        { "Service", "Type", "exec" },
+        { "Service", "NotifyAccess", "none" },   /* no EXTEND_TIMEOUT_USEC from inside */
+        { "Service", "ExecStart", CLOISTER_SHIM_PATH " --unconfigured=%i" },
+        { "Service", "Restart", "no" },
+        { "Service", "KillMode", "mixed" },      /* SIGTERM to the shim, which forwards it */
+        { "Service", "DynamicUser", "yes" },
+        { "Service", "PrivateUsers", "yes" },
+        { "Service", "NoNewPrivileges", "yes" },
+        { "Service", "CapabilityBoundingSet", "" },
+        { "Service", "AmbientCapabilities", "" },
+        { "Service", "SecureBits", "noroot-locked" },
+        { "Service", "ProtectSystem", "strict" },
+        { "Service", "ProtectHome", "yes" },
+        { "Service", "PrivateTmp", "yes" },
+        { "Service", "PrivateDevices", "yes" },
+        { "Service", "DevicePolicy", "closed" },
+        { "Service", "PrivateNetwork", "yes" },
+        { "Service", "PrivateIPC", "yes" },
+        { "Service", "ProtectKernelTunables", "yes" },
+        { "Service", "ProtectKernelModules", "yes" },
+        { "Service", "ProtectKernelLogs", "yes" },
+        { "Service", "ProtectClock", "yes" },
+        { "Service", "ProtectHostname", "yes" },
+        { "Service", "ProtectControlGroups", "yes" },
+        { "Service", "ProtectProc", "invisible" },
+        { "Service", "ProcSubset", "pid" },
+        { "Service", "RestrictNamespaces", "yes" },
+        { "Service", "RestrictSUIDSGID", "yes" },
+        { "Service", "RestrictRealtime", "yes" },
+        { "Service", "LockPersonality", "yes" },
+        { "Service", "MemoryDenyWriteExecute", "yes" },
+        { "Service", "KeyringMode", "private" },
+        { "Service", "RemoveIPC", "yes" },
+        { "Service", "UMask", "0077" },
+        { "Service", "LimitCORE", "0" },
+        { "Service", "SystemCallArchitectures", "native" },
+        { "Service", "SystemCallFilter", "@system-service" },
+        { "Service", "SystemCallFilter", NULL },  /* ~ the reviewed list from policy/ */
+        { "Service", "SystemCallErrorNumber", "EPERM" },
+        { "Service", "RestrictAddressFamilies", "AF_UNIX" },
+        { "Service", "IPAddressDeny", "any" },
+        /* ProtectSystem=strict leaves connect() to every socket under /run: the system bus,
+         * journald, nscd, resolved's varlink (a DNS channel). Only what a mode grants is
+         * bound back in. */
+        { "Service", "TemporaryFileSystem", "/run:ro" },
+        /* PrivateDevices= binds the host's /dev/mqueue and /dev/hugepages; /dev/shm gets a
+         * private, capped tmpfs per role (ShmSize=). sysfs lists the host's interfaces. */
+        { "Service", "InaccessiblePaths", "-/dev/mqueue -/dev/hugepages -/sys/class/net -/sys/devices/virtual/net" },
+        { "Service", "MemorySwapMax", "0" },
+        { "Service", "StandardOutput", "journal" },
+        { "Service", "StandardError", "journal" },
+};
+
+static char *denied_syscalls_value(void) {
+        size_t len = 2;
+        char *v, *t;
+
+        for (const char *const *s = policy_denied_syscalls; *s; s++)
+                len += strlen(*s) + 1;
+        v = t = malloc(len);
+        if (!v)
+                return NULL;
+        *t++ = '~';
+        for (const char *const *s = policy_denied_syscalls; *s; s++)
+                t += sprintf(t, "%s%s", s == policy_denied_syscalls ? "" : " ", *s);
+        return v;
+}
+
+int profile_static(UnitSettings *ret) {
+        UnitSettings s = {};
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(static_rows) && r >= 0; i++) {
+                _cleanup_free_ char *v = static_rows[i].value ? NULL : denied_syscalls_value();
+                if (!static_rows[i].value && !v)
+                        r = -ENOMEM;
+                else
+                        r = unit_settings_add(&s, static_rows[i].section, static_rows[i].key,
+                                              static_rows[i].value ?: v);
+        }
+        if (r < 0) {
+                unit_settings_done(&s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+/* What each mode adds to the static, fully closed state (§5). */
+static const ProfileRow mode_rows[_NETWORK_MODE_MAX][6] = {
+        [NETWORK_NONE] = { { NULL } },
+        [NETWORK_DAEMON_ONLY] = {
+                /* The agent reaches cloister-shim's relay on its own loopback. */
+                { "Service", "RestrictAddressFamilies", "AF_INET AF_INET6" },
+                { "Service", "IPAddressAllow", "localhost" },
+        },
+        [NETWORK_EGRESS] = {
+                { "Service", "PrivateNetwork", "no" },
+                { "Service", "RestrictAddressFamilies", "AF_INET AF_INET6 AF_NETLINK" },
+                { "Service", "IPAddressDeny", "" },
+                { "Service", "IPAddressDeny", "localhost link-local multicast" },
+        },
+        [NETWORK_HOST] = {
+                { "Service", "PrivateNetwork", "no" },
+                { "Service", "RestrictAddressFamilies", "AF_INET AF_INET6 AF_NETLINK" },
+                { "Service", "IPAddressDeny", "" },
+        },
+};
+
+char *profile_tmp_path(const Role *role, const char *which) {
+        return strprintf("/run/cloister/%s/%s", which, role->name);
+}
+
+int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
+        _cleanup_free_ char *where = profile_tmp_path(role, which);
+        UnitSettings s = {};
+        int r;
+
+        if (!where)
+                return -ENOMEM;
+        r = unit_settings_addf(&s, "Unit", "Description", "cloister private /%s of role %s",
+                               streq(which, "tmp") ? "tmp" : "var/tmp", role->name);
+        if (r >= 0)
+                r = unit_settings_add(&s, "Unit", "SourcePath", role->path);
+        if (r >= 0) /* unmounted, and so emptied, when the agent stops */
+                r = unit_settings_add(&s, "Unit", "StopWhenUnneeded", "yes");
+        if (r >= 0)
+                r = unit_settings_add(&s, "Mount", "What", "tmpfs");
+        if (r >= 0)
+                r = unit_settings_add(&s, "Mount", "Where", where);
+        if (r >= 0)
+                r = unit_settings_add(&s, "Mount", "Type", "tmpfs");
+        if (r >= 0) /* 1777: the dynamic UID is not known in advance */
+                r = unit_settings_addf(&s, "Mount", "Options", "size=%llu,mode=1777,nosuid,nodev",
+                                       (unsigned long long) role->limits.tmp_size);
+        if (r < 0) {
+                unit_settings_done(&s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+/* systemd's own SIGKILL comes this long after the shim's, as a backstop. */
+#define STOP_BACKSTOP_USEC (5 * USEC_PER_SEC)
+
+static int add_exec_start(UnitSettings *s, const Role *role) {
+        _cleanup_free_ char *line = NULL, *timeout = format_timespan(role->limits.timeout),
+                *grace = format_timespan(role->limits.stop_grace);
+        size_t len;
+        FILE *f;
+        int r;
+
+        if (!timeout || !grace)
+                return -ENOMEM;
+        f = open_memstream(&line, &len);
+        if (!f)
+                return -ENOMEM;
+        fprintf(f, "%s --role=%s --network=%s --timeout=%s --stop-grace=%s", CLOISTER_SHIM_PATH,
+                role->name, network_mode_to_string(role->network), timeout, grace);
+        STRV_FOREACH(e, role->environment) {
+                _cleanup_free_ char *arg = strprintf("--setenv=%s", *e), *q = NULL;
+                if (!arg || !(q = unit_exec_quote(arg))) {
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                fprintf(f, " %s", q);
+        }
+        fputs(" --", f);
+        STRV_FOREACH(a, role->argv) {
+                _cleanup_free_ char *q = unit_exec_quote(*a);
+                if (!q) {
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                fprintf(f, " %s", q);
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        r = unit_settings_add(s, "Service", "ExecStart", "");
+        return r < 0 ? r : unit_settings_add(s, "Service", "ExecStart", line);
+}
+
+static int add_limits(UnitSettings *s, const Role *role) {
+        const SandboxLimits *l = &role->limits;
+        _cleanup_free_ char *stop = format_timespan(l->stop_grace + STOP_BACKSTOP_USEC);
+        int r;
+
+        if (!stop)
+                return -ENOMEM;
+        r = unit_settings_addf(s, "Service", "MemoryMax", "%llu", (unsigned long long) l->memory);
+        if (r >= 0)
+                r = unit_settings_addf(s, "Service", "CPUQuota", "%u%%", l->cpus_percent);
+        if (r >= 0)
+                r = unit_settings_addf(s, "Service", "TasksMax", "%llu", (unsigned long long) l->tasks);
+        if (r >= 0 && l->timeout > 0) {
+                _cleanup_free_ char *t = format_timespan(l->timeout);
+                r = t ? unit_settings_add(s, "Service", "RuntimeMaxSec", t) : -ENOMEM;
+        }
+        if (r >= 0)
+                r = unit_settings_add(s, "Service", "TimeoutStopSec", stop);
+        return r;
+}
+
+static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *conf) {
+        _cleanup_free_ char *tmp = profile_tmp_path(role, "tmp"), *var_tmp = profile_tmp_path(role, "var-tmp");
+        int r;
+
+        if (!tmp || !var_tmp)
+                return -ENOMEM;
+        r = unit_settings_addf(s, "Unit", "RequiresMountsFor", "%s %s", tmp, var_tmp);
+        if (r >= 0)
+                r = unit_settings_addf(s, "Service", "BindPaths", "%s:/tmp", tmp);
+        if (r >= 0)
+                r = unit_settings_addf(s, "Service", "BindPaths", "%s:/var/tmp", var_tmp);
+        if (r >= 0)
+                r = unit_settings_addf(s, "Service", "TemporaryFileSystem", "/dev/shm:size=%llu,mode=1777,nosuid,nodev,noexec",
+                                       (unsigned long long) role->limits.shm_size);
+        if (r >= 0 && role->input)
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "%s:/input", role->input);
+        if (r >= 0 && role->output)
+                r = unit_settings_addf(s, "Service", "BindPaths", "%s:/output", role->output);
+        if (r >= 0 && role->workspace)
+                r = unit_settings_addf(s, "Service", "BindPaths", "%s:/workspace", role->workspace);
+        if (r >= 0 && role->workspace) /* the history stays read-only even in a writable tree */
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s/.git:/workspace/.git", role->workspace);
+        for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "%s:%s",
+                                       role->read_only_mounts[i].source, role->read_only_mounts[i].target);
+        if (r >= 0 && role->network == NETWORK_DAEMON_ONLY && conf->broker_socket)
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:" SANDBOX_BROKER_SOCKET, conf->broker_socket);
+        STRV_FOREACH(svc, role->services)
+                if (r >= 0)
+                        r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-/run/cloister/services/%s", *svc);
+        return r;
+}
+
+static int add_mode(UnitSettings *s, const Role *role) {
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(mode_rows[0]) && mode_rows[role->network][i].key && r >= 0; i++)
+                r = unit_settings_add(s, mode_rows[role->network][i].section, mode_rows[role->network][i].key,
+                                      mode_rows[role->network][i].value);
+        return r;
+}
+
+static int add_identity_and_durability(UnitSettings *s, const Role *role) {
+        int r = 0;
+
+        if (role->user) {
+                r = unit_settings_add(s, "Service", "DynamicUser", "no");
+                if (r >= 0)
+                        r = unit_settings_add(s, "Service", "User", role->user);
+        }
+        if (r >= 0 && role->jit > 0) /* JIT runtimes need W+X mappings */
+                r = unit_settings_add(s, "Service", "MemoryDenyWriteExecute", "no");
+        if (r >= 0 && role->durability == DURABILITY_DURABLE) {
+                r = unit_settings_add(s, "Service", "Restart", "on-failure");
+                if (r >= 0) /* timeouts and refusals are terminal (§11) */
+                        r = unit_settings_add(s, "Service", "RestartPreventExitStatus", CLOISTER_EXIT_TERMINAL_LIST);
+                if (r >= 0)
+                        r = unit_settings_addf(s, "Service", "StateDirectory", "cloister/%s", role->name);
+        }
+        return r;
+}
+
+int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) {
+        _cleanup_free_ char *desc = unit_specifier_escape(role->description ?: "");
+        UnitSettings s = {};
+        int r;
+
+        if (!desc)
+                return -ENOMEM;
+        r = role->description ? unit_settings_addf(&s, "Unit", "Description", "cloister agent %s: %s", role->name, desc) :
+                                unit_settings_addf(&s, "Unit", "Description", "cloister agent %s", role->name);
+        if (r >= 0)
+                r = unit_settings_add(&s, "Unit", "SourcePath", role->path);
+        if (r >= 0)
+                r = add_exec_start(&s, role);
+        if (r >= 0)
+                r = add_mode(&s, role);
+        if (r >= 0)
+                r = add_limits(&s, role);
+        if (r >= 0)
+                r = add_mounts(&s, role, conf);
+        if (r >= 0)
+                r = add_identity_and_durability(&s, role);
+        if (r < 0) {
+                unit_settings_done(&s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}

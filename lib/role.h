@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "cloister-conf.h"
+
+typedef enum Durability {
+        DURABILITY_TRANSIENT,
+        DURABILITY_DURABLE,
+        _DURABILITY_UNSET = -1,
+} Durability;
+
+typedef struct ReadOnlyMount {
+        char *source;
+        char *target;
+} ReadOnlyMount;
+
+typedef struct Role {
+        char *name;
+        char *path;
+
+        /* [Role] */
+        char *description;
+        char *exec;             /* as written */
+        char **argv;            /* split */
+        char *project;
+        char *durability_str;
+        Durability durability;
+        char *user;
+        char **environment;
+
+        /* [Sandbox] */
+        char *network_str;
+        NetworkMode network;    /* resolved against DefaultNetwork= */
+        SandboxLimits limits;
+        char *input;
+        char *output;
+        char **read_only_mount_specs;
+        ReadOnlyMount *read_only_mounts;
+        size_t n_read_only_mounts;
+        char *gpus;
+        char **services;
+        int jit;
+
+        /* [LLM] */
+        char *llm_model;
+        char *llm_endpoint;
+        uint64_t llm_context_size;
+
+        /* [Install] */
+        char **wanted_by;
+
+        /* [Broker] */
+        char **broker_allow;
+        BrokerPolicy broker;
+
+        /* from the project file, if any */
+        char *workspace;
+} Role;
+
+Role *role_free(Role *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Role *, role_free);
+
+/* Reads roles/<name>.role at `path` and checks it against cloister.conf (defaults, host
+ * network opt-in) and its project. Any error refuses the whole file and is logged with
+ * path:line and key. `dirs` are the configuration directories (for the project file). */
+int role_load(const char *path, const CloisterConf *conf, char * const *dirs, Role **ret);
+
+/* Names a transient unit of cloisterctl run could not take: the environment variables that
+ * cloister sets itself. */
+bool environment_name_is_reserved(const char *name);

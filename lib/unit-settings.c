@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdarg.h>
+
+#include "log.h"
+#include "unit-settings.h"
+
+void unit_settings_done(UnitSettings *s) {
+        for (size_t i = 0; i < s->n; i++)
+                free(s->items[i].value);
+        s->items = mfree(s->items);
+        s->n = 0;
+}
+
+int unit_settings_add(UnitSettings *s, const char *section, const char *key, const char *value) {
+        UnitSetting *n = realloc(s->items, sizeof(UnitSetting) * (s->n + 1));
+        char *v = strdup(value);
+
+        if (!n || !v) {
+                free(v);
+                if (n)
+                        s->items = n;
+                return -ENOMEM;
+        }
+        s->items = n;
+        s->items[s->n++] = (UnitSetting) { section, key, v };
+        return 0;
+}
+
+int unit_settings_addf(UnitSettings *s, const char *section, const char *key, const char *fmt, ...) {
+        _cleanup_free_ char *v = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&v, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                v = NULL;
+                return -ENOMEM;
+        }
+        return unit_settings_add(s, section, key, v);
+}
+
+int unit_settings_write(FILE *f, const UnitSettings *s) {
+        for (size_t i = 0; i < s->n; i++) {
+                const char *section = s->items[i].section;
+                bool first = true;
+
+                /* Print each section once, at its first appearance. */
+                for (size_t j = 0; j < i; j++)
+                        if (streq(s->items[j].section, section))
+                                first = false;
+                if (!first)
+                        continue;
+                fprintf(f, "%s[%s]\n", i > 0 ? "\n" : "", section);
+                for (size_t j = i; j < s->n; j++)
+                        if (streq(s->items[j].section, section))
+                                fprintf(f, "%s=%s\n", s->items[j].key, s->items[j].value);
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+const char *unit_settings_get(const UnitSettings *s, const char *section, const char *key) {
+        const char *v = NULL;
+
+        for (size_t i = 0; i < s->n; i++)
+                if (streq(s->items[i].section, section) && streq(s->items[i].key, key))
+                        v = s->items[i].value;
+        return v;
+}
