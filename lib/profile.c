@@ -248,6 +248,16 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
         for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
                 r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "%s:%s",
                                        role->read_only_mounts[i].source, role->read_only_mounts[i].target);
+        /* A missing source fails the start with a message that names it; the generator runs
+         * before all file systems are mounted and cannot check. */
+        if (r >= 0 && role->input)
+                r = unit_settings_add(s, "Unit", "AssertPathExists", role->input);
+        if (r >= 0 && role->output)
+                r = unit_settings_add(s, "Unit", "AssertPathExists", role->output);
+        if (r >= 0 && role->workspace)
+                r = unit_settings_add(s, "Unit", "AssertPathExists", role->workspace);
+        for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
+                r = unit_settings_add(s, "Unit", "AssertPathExists", role->read_only_mounts[i].source);
         if (r >= 0 && role->network == NETWORK_DAEMON_ONLY && conf->broker_socket)
                 r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:" SANDBOX_BROKER_SOCKET, conf->broker_socket);
         STRV_FOREACH(svc, role->services)

@@ -188,6 +188,8 @@ static void probe_status(void) {
                         report("no_new_privs", v);
                 else if (streq_(line, "Seccomp"))
                         report("seccomp", v);
+                else if (streq_(line, "Seccomp_filters"))
+                        report("seccomp_filters", v);
         }
         if (f)
                 fclose(f);

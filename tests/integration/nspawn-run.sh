@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Real-systemd tier: boots a throwaway systemd (PID 1) with systemd-nspawn over the host's
+# /usr, with this build installed on top (--overlay-ro), and runs SUITE inside it as a test
+# unit. SUITE prints TAP, which is copied to stdout. Nothing on the host is changed: /run is
+# a private tmpfs in a private mount namespace, the container's root is volatile.
+#
+#   nspawn-run.sh BUILD_ROOT SOURCE_ROOT SUITE [PROBE_BINARY]
+set -euo pipefail
+
+build=$1 src=$2 suite=$3 probe=${4:-}
+
+skip() { echo "1..0 # SKIP $*"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn)"
+command -v systemd-nspawn >/dev/null || skip "systemd-nspawn not installed (Debian: systemd-container)"
+command -v unshare >/dev/null && command -v script >/dev/null || skip "unshare/script (util-linux) missing"
+if [ -d /run/systemd/system ] && [ -z "${CLOISTER_NSPAWN_ON_SYSTEMD:-}" ]; then
+        : # systemd as PID 1 works too; nothing special to do
+fi
+
+work=$(mktemp -d /var/tmp/cloister-nspawn.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# Install the build as a package would, then merge Debian's /lib/systemd paths into /usr/lib:
+# only /usr is overlaid into the container.
+DESTDIR=$work/dest meson install -C "$build" --no-rebuild --quiet >/dev/null
+if [ -d "$work/dest/lib" ]; then
+        mkdir -p "$work/dest/usr/lib"
+        cp -a "$work/dest/lib/." "$work/dest/usr/lib/"
+        rm -rf "$work/dest/lib"
+fi
+sysconfdir=$(sed -n 's/^#define SYSCONFDIR "\(.*\)"$/\1/p' "$build/config.h")
+[ -n "$sysconfdir" ] || { echo "Bail out! cannot read SYSCONFDIR from $build/config.h"; exit 1; }
+case $sysconfdir in /usr/*) ;; *) ;; esac
+
+mkdir -p "$work/cfg" "$work/out" "$work/payload"
+cp "$src/tests/integration/tap.sh" "$suite" "$work/payload/"
+cp -r "$src/tests/integration/agents" "$work/payload/" 2>/dev/null || true
+[ -n "$probe" ] && cp "$probe" "$work/payload/sandbox-probe"
+chmod -R a+rX "$work/payload"
+suite_name=$(basename "$suite")
+
+cat > "$work/cloister-test.service" <<UNIT
+[Unit]
+Description=cloister integration suite $suite_name
+Requires=dbus.socket
+After=dbus.socket basic.target
+SuccessAction=poweroff-force
+FailureAction=poweroff-force
+
+[Service]
+Type=oneshot
+Environment=CLOISTER_CFG=$sysconfdir/cloister PAYLOAD=/payload
+ExecStart=/bin/bash -c 'exec /bin/bash /payload/$suite_name >/out/tap 2>/out/stderr'
+UNIT
+
+# A config dir that the suite may write to, at the build's own sysconfdir.
+bind_cfg="--bind=$work/cfg:$sysconfdir/cloister"
+
+set +e
+timeout -k 10 "${CLOISTER_NSPAWN_TIMEOUT:-540}" unshare -m --propagation private bash -c '
+        mount -t tmpfs tmpfs /run &&
+        exec script -qec "systemd-nspawn -D / --volatile=yes --register=no --keep-unit \
+                --overlay-ro=/usr:$1/dest/usr:/usr \
+                $2 --bind=$1/out:/out --bind-ro=$1/payload:/payload \
+                --bind-ro=$1/cloister-test.service:/etc/systemd/system/cloister-test.service \
+                -b systemd.unit=cloister-test.service systemd.firstboot=off" /dev/null
+' _ "$work" "$bind_cfg" > "$work/console.log" 2>&1 </dev/null
+rc=$?
+set -e
+
+if [ -s "$work/out/tap" ]; then
+        cat "$work/out/tap"
+fi
+if ! grep -qE '^1\.\.[0-9]+' "$work/out/tap" 2>/dev/null; then
+        echo "not ok - the container produced no complete TAP (nspawn exit $rc)"
+        echo "1..1"
+        sed 's/^/# console: /' "$work/console.log" | tail -40
+        sed 's/^/# stderr: /' "$work/out/stderr" 2>/dev/null | tail -40
+        exit 1
+fi
+if [ -s "$work/out/stderr" ] && [ -n "${CLOISTER_TEST_VERBOSE:-}" ]; then
+        sed 's/^/# stderr: /' "$work/out/stderr" >&2
+fi
+exit 0
