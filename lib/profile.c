@@ -179,6 +179,15 @@ static int add_exec_start(UnitSettings *s, const Role *role) {
                 return -ENOMEM;
         fprintf(f, "%s --role=%s --network=%s --timeout=%s --stop-grace=%s", CLOISTER_SHIM_PATH,
                 role->name, network_mode_to_string(role->network), timeout, grace);
+        if (role->input)
+                fprintf(f, " --expect-mount=Input=%s:/input", role->input);
+        if (role->output)
+                fprintf(f, " --expect-mount=Output=%s:/output", role->output);
+        if (role->workspace)
+                fprintf(f, " --expect-mount=Workspace=%s:/workspace", role->workspace);
+        for (size_t i = 0; i < role->n_read_only_mounts; i++)
+                fprintf(f, " --expect-mount=ReadOnlyMount=%s:%s",
+                        role->read_only_mounts[i].source, role->read_only_mounts[i].target);
         STRV_FOREACH(e, role->environment) {
                 _cleanup_free_ char *arg = strprintf("--setenv=%s", *e), *q = NULL;
                 if (!arg || !(q = unit_exec_quote(arg))) {
@@ -223,6 +232,24 @@ static int add_limits(UnitSettings *s, const Role *role) {
         return r;
 }
 
+/* Order the agent after the file systems its mount sources live on. */
+static int add_mount_ordering(UnitSettings *s, const Role *role) {
+        int r = 0;
+
+        if (role->input)
+                r = unit_settings_add(s, "Unit", "RequiresMountsFor", role->input);
+        if (r >= 0 && role->output)
+                r = unit_settings_add(s, "Unit", "RequiresMountsFor", role->output);
+        if (r >= 0 && role->workspace)
+                r = unit_settings_add(s, "Unit", "RequiresMountsFor", role->workspace);
+        for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
+                r = unit_settings_add(s, "Unit", "RequiresMountsFor", role->read_only_mounts[i].source);
+        return r;
+}
+
+/* Role mounts are bound with "-" (a missing source does not stop namespace setup, whose
+ * error would name only the target); the shim then refuses to start the agent if any is
+ * not mounted, naming the role key and the missing source. */
 static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *conf) {
         _cleanup_free_ char *tmp = profile_tmp_path(role, "tmp"), *var_tmp = profile_tmp_path(role, "var-tmp");
         int r;
@@ -238,26 +265,18 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
                 r = unit_settings_addf(s, "Service", "TemporaryFileSystem", "/dev/shm:size=%llu,mode=1777,nosuid,nodev,noexec",
                                        (unsigned long long) role->limits.shm_size);
         if (r >= 0 && role->input)
-                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "%s:/input", role->input);
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:/input", role->input);
         if (r >= 0 && role->output)
-                r = unit_settings_addf(s, "Service", "BindPaths", "%s:/output", role->output);
+                r = unit_settings_addf(s, "Service", "BindPaths", "-%s:/output", role->output);
         if (r >= 0 && role->workspace)
-                r = unit_settings_addf(s, "Service", "BindPaths", "%s:/workspace", role->workspace);
+                r = unit_settings_addf(s, "Service", "BindPaths", "-%s:/workspace", role->workspace);
         if (r >= 0 && role->workspace) /* the history stays read-only even in a writable tree */
                 r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s/.git:/workspace/.git", role->workspace);
         for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
-                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "%s:%s",
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:%s",
                                        role->read_only_mounts[i].source, role->read_only_mounts[i].target);
-        /* A missing source fails the start with a message that names it; the generator runs
-         * before all file systems are mounted and cannot check. */
-        if (r >= 0 && role->input)
-                r = unit_settings_add(s, "Unit", "AssertPathExists", role->input);
-        if (r >= 0 && role->output)
-                r = unit_settings_add(s, "Unit", "AssertPathExists", role->output);
-        if (r >= 0 && role->workspace)
-                r = unit_settings_add(s, "Unit", "AssertPathExists", role->workspace);
-        for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
-                r = unit_settings_add(s, "Unit", "AssertPathExists", role->read_only_mounts[i].source);
+        if (r >= 0)
+                r = add_mount_ordering(s, role);
         if (r >= 0 && role->network == NETWORK_DAEMON_ONLY && conf->broker_socket)
                 r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:" SANDBOX_BROKER_SOCKET, conf->broker_socket);
         STRV_FOREACH(svc, role->services)

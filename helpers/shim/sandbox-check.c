@@ -154,3 +154,31 @@ int sandbox_check(NetworkMode mode) {
         }
         return open;
 }
+
+static bool is_mount_point(const char *target) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[4096];
+
+        /* Mount points are octal-escaped in mountinfo; role paths never need escaping. */
+        while (f && fgets(line, sizeof line, f)) {
+                char mp[4096];
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && streq(mp, target))
+                        return true;
+        }
+        return false;
+}
+
+int sandbox_check_mounts(const char *role, char * const *expected) {
+        int missing = 0;
+
+        STRV_FOREACH(e, expected) {
+                const char *eq = strchr(*e, '='), *colon = strrchr(*e, ':');
+
+                if (!is_mount_point(colon + 1)) {
+                        log_error("agent@%s: %.*s= source %.*s is missing (nothing is mounted at %s).",
+                                  strempty(role), (int) (eq - *e), *e, (int) (colon - eq - 1), eq + 1, colon + 1);
+                        missing++;
+                }
+        }
+        return missing;
+}

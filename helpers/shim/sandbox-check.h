@@ -2,6 +2,7 @@
 #pragma once
 
 #include "network-mode.h"
+#include "strv.h"
 
 /* Checks, from inside, that the sandbox is as closed as `mode` requires (§6): only the
  * loopback device in sealed modes (PrivateNetwork= silently continues without a namespace
@@ -9,3 +10,8 @@
  * mode, read-only root, a non-root user. Logs every open surface it finds and returns the
  * number found (0: closed), or a negative errno if a check itself could not run. */
 int sandbox_check(NetworkMode mode);
+
+/* Each "Key=SOURCE:TARGET" must be a mount point inside the sandbox: role mounts are bound
+ * with systemd's "-" prefix, so a missing source leaves the target unmounted. Logs each
+ * missing one naming the key and source; returns how many are missing, or -errno. */
+int sandbox_check_mounts(const char *role, char * const *expected);

@@ -19,10 +19,11 @@ typedef struct ShimArgs {
         char **argv;
         const char *unconfigured;
         const char *refuse;
+        char **expect_mounts;   /* "Key=SOURCE:TARGET" */
 } ShimArgs;
 
 static int parse_args(int argc, char *argv[], ShimArgs *a) {
-        enum { ARG_ROLE = 0x100, ARG_NETWORK, ARG_TIMEOUT, ARG_STOP_GRACE, ARG_SETENV, ARG_UNCONFIGURED, ARG_REFUSE };
+        enum { ARG_ROLE = 0x100, ARG_NETWORK, ARG_TIMEOUT, ARG_STOP_GRACE, ARG_SETENV, ARG_UNCONFIGURED, ARG_REFUSE, ARG_EXPECT_MOUNT };
         static const struct option options[] = {
                 { "role",         required_argument, NULL, ARG_ROLE },
                 { "network",      required_argument, NULL, ARG_NETWORK },
@@ -31,6 +32,7 @@ static int parse_args(int argc, char *argv[], ShimArgs *a) {
                 { "setenv",       required_argument, NULL, ARG_SETENV },
                 { "unconfigured", required_argument, NULL, ARG_UNCONFIGURED },
                 { "refuse",       required_argument, NULL, ARG_REFUSE },
+                { "expect-mount", required_argument, NULL, ARG_EXPECT_MOUNT },
                 { "version",      no_argument,       NULL, 'V' },
                 {}
         };
@@ -64,6 +66,12 @@ static int parse_args(int argc, char *argv[], ShimArgs *a) {
                 case ARG_REFUSE:
                         a->refuse = optarg;
                         break;
+                case ARG_EXPECT_MOUNT: {
+                        const char *eq = strchr(optarg, '=');
+                        if (!eq || !strchr(eq, ':') || strv_extend(&a->expect_mounts, optarg) < 0)
+                                return log_error_errno(EINVAL, "Invalid --expect-mount=%s.", optarg);
+                        break;
+                }
                 case 'V':
                         puts("cloister-shim " PACKAGE_VERSION);
                         exit(0);
@@ -97,6 +105,8 @@ static int shim_run(const ShimArgs *a) {
         }
 
         r = sandbox_check(a->mode);
+        if (r >= 0)
+                r += sandbox_check_mounts(a->role, a->expect_mounts);
         if (r != 0) {
                 log_error("agent@%s: the sandbox is not closed as Network=%s requires; refusing to start the agent.",
                           a->role, network_mode_to_string(a->mode));
@@ -121,6 +131,7 @@ int main(int argc, char *argv[]) {
                 return CLOISTER_EXIT_REFUSED;
         r = shim_run(&a);
         strv_free(a.setenv);
+        strv_free(a.expect_mounts);
         if (r >= SUPERVISE_SIGNALED) {
                 /* The agent died of a signal: die of the same one, so systemd sees it. */
                 int sig = r - SUPERVISE_SIGNALED;

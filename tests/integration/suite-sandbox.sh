@@ -277,9 +277,11 @@ echo "ReadOnlyMount=/srv/no-such-dir:/data" >> "$CFG/roles/romissing.role"
 systemctl daemon-reload
 systemctl start --wait agent@romissing.service 2>/dev/null
 rc=$?
-check "ReadOnlyMount=: a missing host path fails the start (systemctl exit $rc)" [ "$rc" != 0 ] && [ "$(systemctl show -P AssertResult agent@romissing.service)" = no ]
-check "ReadOnlyMount=: systemctl status names the path" bash -c \
-        'systemctl status agent@romissing.service | grep -q "AssertPathExists=/srv/no-such-dir was not met"'
+check "ReadOnlyMount=: a missing host path fails the unit (status 125)" \
+        [ "$rc" != 0 ] && [ "$(systemctl show -P ExecMainStatus agent@romissing.service)" = 125 ]
+check "ReadOnlyMount=: the journal names the path" bash -c \
+        'journalctl -b -u agent@romissing.service | grep -q "ReadOnlyMount= source /srv/no-such-dir is missing"'
+check "ReadOnlyMount=: the agent never ran" [ ! -e /srv/out/romissing/probe.txt ]
 
 # --- egress: the host's network, still no privileges --------------------------------------
 probe_role outbound egress
