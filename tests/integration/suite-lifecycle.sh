@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Runs inside a throwaway systemd (nspawn-run.sh) as root: failure semantics (§11), signal
+# forwarding, the wall-clock ceiling, the environment and [Install] WantedBy=.
+set -u
+. "$PAYLOAD/tap.sh"
+CFG=$CLOISTER_CFG
+A=$PAYLOAD/agents
+mkdir -p "$CFG/roles"
+
+role() { # NAME DURABILITY TIMEOUT STOPGRACE EXEC [EXTRA LINE…]
+        local name=$1 dur=$2 to=$3 grace=$4 exec=$5; shift 5
+        mkdir -p "/srv/out/$name" && chmod 0777 "/srv/out/$name" && rm -f "/srv/out/$name"/*
+        {
+                printf '[Role]\nExec=%s\nDurability=%s\n' "$exec" "$dur"
+                for l in "$@"; do case $l in Environment=*) echo "$l" ;; esac; done
+                printf '[Sandbox]\nNetwork=none\nMemory=256M\nTimeout=%s\nStopGrace=%s\nOutput=/srv/out/%s\n' "$to" "$grace" "$name"
+                for l in "$@"; do case $l in Environment=*) ;; *) echo "$l" ;; esac; done
+        } > "$CFG/roles/$name.role"
+}
+prop() { systemctl show -P "$2" "agent@$1.service"; }
+wait_state() { # NAME STATE SECONDS
+        local i
+        for i in $(seq $(($3 * 10))); do
+                [ "$(prop "$1" ActiveState)" = "$2" ] && return 0
+                sleep 0.1
+        done
+        return 1
+}
+wait_file() { local i; for i in $(seq $(($2 * 10))); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+
+role timeout-durable durable 2s 1s "$A/trap-term.sh"
+role timeout-transient transient 2s 1s "$A/sleeper.sh"
+role crash-durable durable 1min 1s "$A/crash-once.sh"
+role crash-transient transient 1min 1s "$A/crash-once.sh"
+role stopper transient 1min 2s "$A/trap-term.sh"
+role envrole transient 1min 1s "$A/env-dump.sh" "Environment=GREETING=hello world" "Environment=LOG_LEVEL=debug"
+role atboot transient 1min 1s "$A/sleeper.sh" "[Install]" "WantedBy=multi-user.target"
+systemctl daemon-reload
+
+# --- Timeout= is terminal, also for a durable role ----------------------------------------
+systemctl start agent@timeout-durable.service agent@timeout-transient.service
+check "timeout: durable agent is killed and the unit fails" wait_state timeout-durable failed 20
+check "timeout: durable agent got SIGTERM first" grep -q TERM /srv/out/timeout-durable/signals
+check "timeout: shim exit status 124" [ "$(prop timeout-durable ExecMainStatus)" = 124 ]
+check "timeout: the unit's result is timeout ($(prop timeout-durable Result))" [ "$(prop timeout-durable Result)" = timeout ]
+sleep 1.5 # longer than RestartSec=: a restart would have happened by now
+check "timeout: the durable role is not restarted (NRestarts=$(prop timeout-durable NRestarts))" \
+        [ "$(prop timeout-durable NRestarts)" = 0 ] && [ "$(prop timeout-durable ActiveState)" = failed ]
+check "timeout: transient agent stopped too (status $(prop timeout-transient ExecMainStatus))" \
+        wait_state timeout-transient failed 20
+check "timeout: the journal says Timeout= was reached" bash -c \
+        'journalctl -b -u agent@timeout-durable.service | grep -q "Timeout"'
+
+# --- a crash restarts a durable role, not a transient one ---------------------------------
+systemctl start agent@crash-durable.service agent@crash-transient.service
+check "crash: transient role fails and stays failed" wait_state crash-transient failed 20
+check "crash: transient role died of SIGSEGV ($(prop crash-transient ExecMainStatus))" \
+        [ "$(prop crash-transient ExecMainStatus)" = 11 ]
+sleep 1
+check "crash: transient role is not restarted" [ "$(prop crash-transient NRestarts)" = 0 ]
+for _ in $(seq 50); do [ "$(prop crash-durable NRestarts)" -ge 1 ] && break; sleep 0.1; done
+check "crash: durable role is restarted after SIGSEGV (NRestarts=$(prop crash-durable NRestarts))" \
+        [ "$(prop crash-durable NRestarts)" -ge 1 ]
+check "crash: durable role is running again" wait_state crash-durable active 20
+check "crash: durable role keeps /var/lib/cloister/<role> across the restart" \
+        [ -e /var/lib/private/cloister/crash-durable/crashed-once ]
+systemctl stop agent@crash-durable.service
+
+# --- systemctl stop: SIGTERM to the agent, SIGKILL after StopGrace= -----------------------
+systemctl start agent@stopper.service
+wait_file /srv/out/stopper/signals 10
+systemctl kill --kill-who=main -s HUP agent@stopper.service
+for _ in $(seq 30); do grep -q HUP /srv/out/stopper/signals && break; sleep 0.1; done
+check "signals: SIGHUP to the shim reaches the agent" grep -q HUP /srv/out/stopper/signals
+t0=$(date +%s%N)
+systemctl stop agent@stopper.service
+t1=$(date +%s%N)
+check "stop: the agent got SIGTERM" grep -q TERM /srv/out/stopper/signals
+check "stop: the agent that ignores SIGTERM is killed (SIGKILL: status $(prop stopper ExecMainStatus))" \
+        [ "$(prop stopper ExecMainStatus)" = 9 ]
+elapsed_ms=$(( (t1 - t0) / 1000000 ))
+check "stop: SIGKILL came after StopGrace=2s, not before (${elapsed_ms} ms)" [ "$elapsed_ms" -ge 2000 ]
+
+# --- exit status and environment ------------------------------------------------------------
+systemctl set-environment LEAKED_FROM_MANAGER=1
+systemctl start --wait agent@envrole.service
+systemctl unset-environment LEAKED_FROM_MANAGER
+check "exit status: the agent's exit status is the unit's (3)" [ "$(prop envrole ExecMainStatus)" = 3 ]
+check "env: Environment= reaches the agent, spaces intact" grep -qx "GREETING=hello world" /srv/out/envrole/env
+check "env: CLOISTER_ROLE" grep -qx "CLOISTER_ROLE=envrole" /srv/out/envrole/env
+check "env: CLOISTER_NETWORK" grep -qx "CLOISTER_NETWORK=none" /srv/out/envrole/env
+check "env: nothing from the manager's environment" bash -c '! grep -q LEAKED_FROM_MANAGER /srv/out/envrole/env'
+systemctl set-environment LEAKED_FROM_MANAGER=1
+diag "manager environment control: $(systemd-run --wait -q --pipe env | grep -c LEAKED_FROM_MANAGER) line(s) in a plain service"
+systemctl unset-environment LEAKED_FROM_MANAGER
+
+# --- [Install] WantedBy= --------------------------------------------------------------------
+check "install: WantedBy=multi-user.target is in effect without systemctl enable" bash -c \
+        'systemctl show -P WantedBy agent@atboot.service | grep -qw multi-user.target'
+check "install: a role without [Install] is wanted by nothing" bash -c \
+        '! systemctl show -P WantedBy agent@envrole.service | grep -q .'
+
+tap_done

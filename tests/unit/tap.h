@@ -95,7 +95,7 @@ static inline bool tap_ok(bool pass, const char *file, int line, const char *exp
         bool _p = tap_ok(!_h || !strstr(_h, _n), __FILE__, __LINE__,                    \
                          #hay " lacks " #needle, __VA_ARGS__);                           \
         if (!_p)                                                                        \
-                diag("  \"%s\"\n  contains \"%s\"", _h, _n);                            \
+                diag("  \"%s\"\n  contains \"%s\"", _h ?: "(null)", _n);                            \
         _p; })
 
 static inline void tap_skip(const char *reason) {

@@ -1,0 +1,3 @@
+#!/bin/sh
+env | sort > /output/env
+exit 3

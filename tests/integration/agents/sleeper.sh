@@ -1,0 +1,5 @@
+#!/bin/sh
+# Sleeps until it is stopped; exits cleanly on SIGTERM.
+trap 'exit 0' TERM
+echo started > /output/started
+while :; do sleep 0.1; done

@@ -1,0 +1,6 @@
+#!/bin/bash
+# Records the signals it gets and ignores SIGTERM, so only SIGKILL ends it.
+trap 'echo TERM >> /output/signals' TERM
+trap 'echo HUP >> /output/signals' HUP
+echo started > /output/signals
+while :; do sleep 0.1; done
