@@ -6,6 +6,10 @@
 # a private tmpfs in a private mount namespace, the container's root is volatile.
 #
 #   nspawn-run.sh BUILD_ROOT SOURCE_ROOT SUITE [PROBE_BINARY]
+#
+# SUITE runs as root in a oneshot unit with $PAYLOAD (tap.sh, agents/, the probe, and
+# $CLOISTER_NSPAWN_PAYLOAD as extra/) and $CLOISTER_CFG (a writable configuration
+# directory at the build's sysconfdir) set.
 set -euo pipefail
 
 build=$1 src=$2 suite=$3 probe=${4:-}
@@ -14,9 +18,6 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn)"
 command -v systemd-nspawn >/dev/null || skip "systemd-nspawn not installed (Debian: systemd-container)"
 command -v unshare >/dev/null && command -v script >/dev/null || skip "unshare/script (util-linux) missing"
-if [ -d /run/systemd/system ] && [ -z "${CLOISTER_NSPAWN_ON_SYSTEMD:-}" ]; then
-        : # systemd as PID 1 works too; nothing special to do
-fi
 
 work=$(mktemp -d /var/tmp/cloister-nspawn.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -31,12 +32,13 @@ if [ -d "$work/dest/lib" ]; then
 fi
 sysconfdir=$(sed -n 's/^#define SYSCONFDIR "\(.*\)"$/\1/p' "$build/config.h")
 [ -n "$sysconfdir" ] || { echo "Bail out! cannot read SYSCONFDIR from $build/config.h"; exit 1; }
-case $sysconfdir in /usr/*) ;; *) ;; esac
 
 mkdir -p "$work/cfg" "$work/out" "$work/payload"
 cp "$src/tests/integration/tap.sh" "$suite" "$work/payload/"
 cp -r "$src/tests/integration/agents" "$work/payload/" 2>/dev/null || true
 [ -n "$probe" ] && cp "$probe" "$work/payload/sandbox-probe"
+# Extra files for the suite (the README demo's example role and agent).
+[ -n "${CLOISTER_NSPAWN_PAYLOAD:-}" ] && cp -r "$CLOISTER_NSPAWN_PAYLOAD" "$work/payload/extra"
 chmod -R a+rX "$work/payload"
 suite_name=$(basename "$suite")
 
