@@ -37,6 +37,7 @@ static const ProfileRow static_rows[] = {
         { "Service", "DevicePolicy", "closed" },
         { "Service", "PrivateNetwork", "yes" },
         { "Service", "PrivateIPC", "yes" },
+        { "Service", "PrivateMounts", "yes" },
         { "Service", "ProtectKernelTunables", "yes" },
         { "Service", "ProtectKernelModules", "yes" },
         { "Service", "ProtectKernelLogs", "yes" },
