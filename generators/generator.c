@@ -79,6 +79,16 @@ static int write_refusal(const GeneratorOutput *o, const char *role_name, const 
         return r;
 }
 
+/* A granted sidecar that is not (yet) there is a warning, not an error (§9). */
+static void warn_missing_service_sockets(const Role *role) {
+        STRV_FOREACH(svc, role->services) {
+                _cleanup_free_ char *p = strprintf("/run/cloister/services/%s/service.sock", *svc);
+                if (p && access(p, F_OK) < 0)
+                        log_warning("%s: Service=%s: %s does not exist (yet); the agent will get a connect error until it does.",
+                                    role->path, *svc, p);
+        }
+}
+
 static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, const CloisterConf *conf,
                           const ClosedSurfaceIndex *idx) {
         ConfFileList roles = {};
@@ -103,8 +113,10 @@ static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, c
                         log_error("Role %s refuses to start: %s.", role->name, reason);
                         rejected = true;
                         r = write_refusal(o, role->name, path, reason);
-                } else
+                } else {
+                        warn_missing_service_sockets(role);
                         r = write_role(o, role, conf);
+                }
                 if (r < 0)
                         rejected = true;
         }

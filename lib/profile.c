@@ -166,6 +166,17 @@ int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
 /* systemd's own SIGKILL comes this long after the shim's, as a backstop. */
 #define STOP_BACKSTOP_USEC (5 * USEC_PER_SEC)
 
+/* CLOISTER_SERVICE_<NAME>_SOCKET (§7): the name upper-cased, "-" as "_". */
+static char *service_socket_variable(const char *name) {
+        char *v = strprintf("CLOISTER_SERVICE_%s_SOCKET", name);
+
+        if (!v)
+                return NULL;
+        for (char *p = v + strlen("CLOISTER_SERVICE_"); p < v + strlen(v) - strlen("_SOCKET"); p++)
+                *p = *p == '-' ? '_' : (char) toupper((unsigned char) *p);
+        return v;
+}
+
 static int add_exec_start(UnitSettings *s, const Role *role) {
         _cleanup_free_ char *line = NULL, *timeout = format_timespan(role->limits.timeout),
                 *grace = format_timespan(role->limits.stop_grace);
@@ -189,6 +200,14 @@ static int add_exec_start(UnitSettings *s, const Role *role) {
         for (size_t i = 0; i < role->n_read_only_mounts; i++)
                 fprintf(f, " --expect-mount=ReadOnlyMount=%s:%s",
                         role->read_only_mounts[i].source, role->read_only_mounts[i].target);
+        STRV_FOREACH(svc, role->services) {
+                _cleanup_free_ char *var = service_socket_variable(*svc);
+                if (!var) {
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                fprintf(f, " --setenv=%s=/run/cloister/services/%s/service.sock", var, *svc);
+        }
         STRV_FOREACH(e, role->environment) {
                 _cleanup_free_ char *arg = strprintf("--setenv=%s", *e), *q = NULL;
                 if (!arg || !(q = unit_exec_quote(arg))) {
