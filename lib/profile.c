@@ -110,7 +110,7 @@ int profile_static(UnitSettings *ret) {
 
 /* What each mode adds to the static, fully closed state (§5). */
 static const ProfileRow mode_rows[_NETWORK_MODE_MAX][6] = {
-        [NETWORK_NONE] = { { NULL } },
+        /* NETWORK_NONE adds nothing */
         [NETWORK_DAEMON_ONLY] = {
                 /* The agent reaches cloister-shim's relay on its own loopback. */
                 { "Service", "RestrictAddressFamilies", "AF_INET AF_INET6" },
