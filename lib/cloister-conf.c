@@ -65,12 +65,16 @@ static void llm_settings_done(LLMSettings *s) {
         free(s->api_key_credential);
 }
 
-static void upstream_done(Upstream *u) {
+static Upstream *upstream_free(Upstream *u) {
+        if (!u)
+                return NULL;
         free(u->name);
+        free(u->path);
         free(u->kind);
         free(u->url);
         free(u->auth_credential);
         free(u->auth_header);
+        return mfree(u);
 }
 
 CloisterConf *cloister_conf_free(CloisterConf *c) {
@@ -80,7 +84,7 @@ CloisterConf *cloister_conf_free(CloisterConf *c) {
         llm_settings_done(&c->chat);
         llm_settings_done(&c->llm);
         for (size_t i = 0; i < c->n_upstreams; i++)
-                upstream_done(&c->upstreams[i]);
+                upstream_free(c->upstreams[i]);
         free(c->upstreams);
         return mfree(c);
 }
@@ -120,8 +124,14 @@ static const ConfKey conf_table[] = {
         { "Runtime", "RequireSealedRuns", conf_parse_bool,      offsetof(CloisterConf, require_sealed_runs), 0 },
 };
 
+static int parse_upstream_kind(const ConfAssignment *a, void *data) {
+        if (!isempty(a->value) && !streq(a->value, "mcp") && !streq(a->value, "http"))
+                return conf_invalid(a, "must be \"mcp\" or \"http\"");
+        return conf_parse_string(a, data);
+}
+
 static const ConfKey upstream_table[] = {
-        { "Upstream", "Kind",           conf_parse_string,     offsetof(Upstream, kind), 0 },
+        { "Upstream", "Kind",           parse_upstream_kind,   offsetof(Upstream, kind), 0 },
         { "Upstream", "URL",            conf_parse_url,        offsetof(Upstream, url), 0 },
         { "Upstream", "AuthCredential", conf_parse_credential, offsetof(Upstream, auth_credential), 0 },
         { "Upstream", "AuthHeader",     conf_parse_string,     offsetof(Upstream, auth_header), 0 },
@@ -130,24 +140,28 @@ static const ConfKey upstream_table[] = {
 typedef struct ConfParse {
         CloisterConf *conf;
         ConfFileState state;
-        Upstream *upstream;   /* index into conf->upstreams while in [Upstream …] */
-        ssize_t upstream_index;
+        Upstream *upstream;   /* while in [Upstream …] */
 } ConfParse;
 
-static int find_or_add_upstream(CloisterConf *c, const char *name) {
-        Upstream *u;
+static Upstream *find_or_add_upstream(CloisterConf *c, const char *name, const char *path, unsigned line) {
+        Upstream **l, *u;
 
         for (size_t i = 0; i < c->n_upstreams; i++)
-                if (streq(c->upstreams[i].name, name))
-                        return (int) i;
-        u = realloc(c->upstreams, sizeof(Upstream) * (c->n_upstreams + 1));
+                if (streq(c->upstreams[i]->name, name))
+                        return c->upstreams[i];
+        l = realloc(c->upstreams, sizeof(Upstream *) * (c->n_upstreams + 1));
+        if (!l)
+                return NULL;
+        c->upstreams = l;
+        u = calloc(1, sizeof(Upstream));
         if (!u)
-                return log_oom();
-        c->upstreams = u;
-        c->upstreams[c->n_upstreams] = (Upstream) { .name = strdup(name) };
-        if (!c->upstreams[c->n_upstreams].name)
-                return log_oom();
-        return (int) c->n_upstreams++;
+                return NULL;
+        u->name = strdup(name);
+        u->path = strdup(path);
+        u->line = line;
+        if (!u->name || !u->path)
+                return upstream_free(u);
+        return c->upstreams[c->n_upstreams++] = u;
 }
 
 static int conf_handler(void *userdata, const char *path, unsigned line,
@@ -157,31 +171,30 @@ static int conf_handler(void *userdata, const char *path, unsigned line,
         const char *name;
 
         if (!key) {
-                p->upstream_index = -1;
+                p->upstream = NULL;
                 name = startswith(section, "Upstream ");
                 if (name) {
                         if (!name_is_valid(name))
                                 return log_error_errno(EINVAL, "%s:%u: Invalid upstream name \"%s\" in [%s]; refusing the file.",
                                                        path, line, name, section);
-                        p->upstream_index = find_or_add_upstream(p->conf, name);
-                        return p->upstream_index < 0 ? (int) p->upstream_index : 0;
+                        p->upstream = find_or_add_upstream(p->conf, name, path, line);
+                        return p->upstream ? 0 : log_oom();
                 }
                 if (!conf_table_has_section(conf_table, ELEMENTSOF(conf_table), section))
                         return log_error_errno(EINVAL, "%s:%u: Unknown section [%s]; refusing the file.",
                                                path, line, section);
                 return 0;
         }
-        if (p->upstream_index >= 0) {
+        if (p->upstream) {
                 a.section = "Upstream";
-                return conf_apply(upstream_table, ELEMENTSOF(upstream_table), &p->state,
-                                  &p->conf->upstreams[p->upstream_index], &a);
+                return conf_apply(upstream_table, ELEMENTSOF(upstream_table), &p->state, p->upstream, &a);
         }
         return conf_apply(conf_table, ELEMENTSOF(conf_table), &p->state, p->conf, &a);
 }
 
 static int conf_parse_file(CloisterConf *c, const char *path) {
         _cleanup_fclose_ FILE *f = fopen(path, "re");
-        ConfParse p = { .conf = c, .upstream_index = -1 };
+        ConfParse p = { .conf = c };
         int r;
 
         if (!f)
@@ -193,11 +206,13 @@ static int conf_parse_file(CloisterConf *c, const char *path) {
 
 static int upstreams_validate(const CloisterConf *c) {
         for (size_t i = 0; i < c->n_upstreams; i++) {
-                const Upstream *u = &c->upstreams[i];
-                if (!u->kind || (!streq(u->kind, "mcp") && !streq(u->kind, "http")))
-                        return log_error_errno(EINVAL, "cloister.conf: [Upstream %s] needs Kind=mcp or Kind=http.", u->name);
+                const Upstream *u = c->upstreams[i];
+                if (!u->kind)
+                        return log_error_errno(EINVAL, "%s:%u: [Upstream %s] needs Kind=mcp or Kind=http; refusing the configuration.",
+                                               u->path, u->line, u->name);
                 if (!u->url)
-                        return log_error_errno(EINVAL, "cloister.conf: [Upstream %s] needs URL=.", u->name);
+                        return log_error_errno(EINVAL, "%s:%u: [Upstream %s] needs URL=; refusing the configuration.",
+                                               u->path, u->line, u->name);
         }
         return 0;
 }
@@ -249,7 +264,7 @@ NetworkMode cloister_conf_default_network(const CloisterConf *c) {
 
 const Upstream *cloister_conf_find_upstream(const CloisterConf *c, const char *name) {
         for (size_t i = 0; i < c->n_upstreams; i++)
-                if (streq(c->upstreams[i].name, name))
-                        return &c->upstreams[i];
+                if (streq(c->upstreams[i]->name, name))
+                        return c->upstreams[i];
         return NULL;
 }

@@ -39,7 +39,9 @@ typedef enum UpstreamKind {
 
 typedef struct Upstream {
         char *name;
-        char *kind;             /* "mcp" | "http", checked after parsing */
+        char *path;             /* where [Upstream name] first appeared, for errors */
+        unsigned line;
+        char *kind;             /* "mcp" | "http" */
         char *url;
         char *auth_credential;
         char *auth_header;
@@ -52,7 +54,7 @@ typedef struct CloisterConf {
         char *broker_socket;
         BrokerPolicy broker;
         LLMSettings chat, llm;
-        Upstream *upstreams;
+        Upstream **upstreams;   /* pointers: parse state refers to them while the array grows */
         size_t n_upstreams;
         int require_sealed_runs;    /* -1 unset = yes */
 } CloisterConf;

@@ -117,7 +117,8 @@ int conf_files_list(char * const *dirs, const char *subdir, const char *suffix, 
                 l.files[k++] = l.files[i];
         }
         l.n = k;
-        qsort(l.files, l.n, sizeof(ConfFile), cmp_conf_file);
+        if (l.n > 1)
+                qsort(l.files, l.n, sizeof(ConfFile), cmp_conf_file);
         *ret = l;
         return 0;
 }

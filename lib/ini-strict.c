@@ -37,7 +37,7 @@ static const char *line_check(const char *s, size_t len, unsigned lineno) {
         if (lineno == 1 && startswith(s, "\xEF\xBB\xBF"))
                 return "byte-order mark at the start of the file";
         for (const char *p = s; *p; p++)
-                if ((unsigned char) *p < 0x20 && *p != '\t' && !(*p == '\r' && p[1] == 0))
+                if (((unsigned char) *p < 0x20 || *p == 0x7f) && *p != '\t' && !(*p == '\r' && p[1] == 0))
                         return "contains a control character";
 
         if (s[0] == '#' || s[0] == ';')

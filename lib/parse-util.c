@@ -55,9 +55,10 @@ static const char *parse_decimal(const char *p, uint64_t *ret_int, uint64_t *ret
         if (!isdigit((unsigned char) *p))
                 return NULL;
         for (; isdigit((unsigned char) *p); p++) {
-                if (i > (UINT64_MAX - 9) / 10)
+                uint64_t d = (uint64_t) (*p - '0');
+                if (i > (UINT64_MAX - d) / 10)
                         return NULL;
-                i = i * 10 + (uint64_t) (*p - '0');
+                i = i * 10 + d;
         }
         if (*p == '.') {
                 p++;
@@ -109,7 +110,10 @@ int parse_size(const char *v, uint64_t *ret) {
                 return -EINVAL; /* fractions of a byte */
         if (i > UINT64_MAX / factor)
                 return -ERANGE;
-        *ret = i * factor + (f * factor) / pow10u(fd);
+        unsigned __int128 frac = (unsigned __int128) f * factor / pow10u(fd);
+        if (i * factor > UINT64_MAX - frac)
+                return -ERANGE;
+        *ret = i * factor + (uint64_t) frac;
         return 0;
 }
 
@@ -181,7 +185,10 @@ int parse_timespan(const char *v, usec_t *ret) {
                 p += len;
                 if (i > UINT64_MAX / mult)
                         return -ERANGE;
-                usec_t add = i * mult + (usec_t) ((long double) f * mult / pow10u(fd));
+                unsigned __int128 frac = (unsigned __int128) f * mult / pow10u(fd);
+                if (i * mult > UINT64_MAX - frac)
+                        return -ERANGE;
+                usec_t add = i * mult + (usec_t) frac;
                 if (total > UINT64_MAX - add)
                         return -ERANGE;
                 total += add;

@@ -154,6 +154,12 @@ static int parse_read_only_mount(const ConfAssignment *a, void *data) {
                 return conf_invalid(a, reason);
         if ((reason = mount_target_check(target)))
                 return conf_invalid(a, reason);
+        STRV_FOREACH(spec, *(char ***) data) {
+                const char *t = strchr(*spec, ':') + 1;
+                size_t l = strcspn(t, ":");
+                if (l == strlen(target) && strncmp(t, target, l) == 0)
+                        return conf_invalid(a, "another ReadOnlyMount= already mounts on this target");
+        }
         return conf_parse_strv(a, data);
 }
 
@@ -221,18 +227,38 @@ static const ConfKey role_table[] = {
 
 typedef struct RoleParse {
         Role *role;
+        const CloisterConf *conf;
         ConfFileState state;
 } RoleParse;
+
+/* Allow= names upstreams of cloister.conf: checked here, where the line is known. */
+static int check_allow(const RoleParse *p, const ConfAssignment *a) {
+        _cleanup_free_ char *copy = strdup(a->value);
+        char *save = NULL;
+
+        if (!copy)
+                return log_oom();
+        for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+                if (!cloister_conf_find_upstream(p->conf, w))
+                        return log_error_errno(EINVAL, "%s:%u: Invalid Allow= entry \"%s\" in [Broker]: cloister.conf has no [Upstream %s]; refusing the file.",
+                                               a->path, a->line, w, w);
+        return 0;
+}
 
 static int role_handler(void *userdata, const char *path, unsigned line,
                         const char *section, const char *key, const char *value) {
         RoleParse *p = userdata;
         ConfAssignment a = { path, line, section, key, value };
 
+        int r;
+
         if (!key)
                 return conf_table_has_section(role_table, ELEMENTSOF(role_table), section) ? 0 :
                         log_error_errno(EINVAL, "%s:%u: Unknown section [%s]; refusing the file.", path, line, section);
-        return conf_apply(role_table, ELEMENTSOF(role_table), &p->state, p->role, &a);
+        r = conf_apply(role_table, ELEMENTSOF(role_table), &p->state, p->role, &a);
+        if (r >= 0 && streq(section, "Broker") && streq(key, "Allow"))
+                r = check_allow(p, &a);
+        return r;
 }
 
 /* The line at which a non-repeatable key was set, for errors found after parsing. */
@@ -243,8 +269,11 @@ static unsigned key_line(const RoleParse *p, const char *key) {
         return 0;
 }
 
-#define role_error(p, key, fmt, ...)                                                    \
-        log_error_errno(EINVAL, "%s:%u: %s=: " fmt, (p)->role->path, key_line((p), key), key, ##__VA_ARGS__)
+/* Errors found after parsing: name the line, or say the value came from cloister.conf. */
+#define role_error(p, key, fmt, ...)                                                                    \
+        (key_line((p), key) > 0 ?                                                                       \
+         log_error_errno(EINVAL, "%s:%u: %s=: " fmt, (p)->role->path, key_line((p), key), key, ##__VA_ARGS__) : \
+         log_error_errno(EINVAL, "%s: %s= (from cloister.conf): " fmt, (p)->role->path, key, ##__VA_ARGS__))
 
 static int role_resolve_mounts(RoleParse *p) {
         Role *r = p->role;
@@ -262,10 +291,6 @@ static int role_resolve_mounts(RoleParse *p) {
                 r->read_only_mounts[r->n_read_only_mounts++] = m;
                 if (!m.source || !m.target)
                         return log_oom();
-                for (size_t i = 0; i + 1 < r->n_read_only_mounts; i++)
-                        if (streq(r->read_only_mounts[i].target, m.target))
-                                return log_error_errno(EINVAL, "%s: ReadOnlyMount=: two entries mount on %s; refusing the file.",
-                                                       r->path, m.target);
         }
         return 0;
 }
@@ -291,11 +316,6 @@ static int role_validate(RoleParse *p, const CloisterConf *conf, char * const *d
         if (r->limits.timeout == 0)
                 log_notice("%s: Timeout=0 disables the wall-clock ceiling; this is discouraged.", r->path);
         broker_policy_inherit(&r->broker, &conf->broker);
-
-        STRV_FOREACH(u, r->broker_allow)
-                if (!cloister_conf_find_upstream(conf, *u))
-                        return log_error_errno(EINVAL, "%s: Allow=%s: cloister.conf has no [Upstream %s]; refusing the file.",
-                                               r->path, *u, *u);
 
         k = role_resolve_mounts(p);
         if (k < 0)
@@ -345,6 +365,7 @@ int role_load(const char *path, const CloisterConf *conf, char * const *dirs, Ro
         if (!f)
                 return log_error_errno(errno, "Failed to open %s: %m", path);
         p.role = r;
+        p.conf = conf;
         k = ini_strict_parse(path, f, role_handler, &p);
         if (k >= 0)
                 k = role_validate(&p, conf, dirs);

@@ -67,5 +67,6 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 void strv_sort(char **l) {
-        qsort(l, strv_length(l), sizeof(char *), cmp_str);
+        if (strv_length(l) > 1)
+                qsort(l, strv_length(l), sizeof(char *), cmp_str);
 }
