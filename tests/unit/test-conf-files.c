@@ -24,12 +24,19 @@ static void test_conf_dirs(void) {
 
         unsetenv("CLOISTER_CONFIG_PATH");
         is_int(conf_dirs(&dirs), 0, "conf_dirs() succeeds without CLOISTER_CONFIG_PATH");
-        ok(strv_length(dirs) == 4, "the built-in list has four directories");
-        if (strv_length(dirs) == 4) {
-                like(dirs[0], "/etc/cloister", "the highest built-in directory is …/etc/cloister");
-                is_str(dirs[1], "/run/cloister", "then /run/cloister");
-                is_str(dirs[2], "/usr/local/lib/cloister", "then /usr/local/lib/cloister");
-                like(dirs[3], "/lib/cloister", "then $prefix/lib/cloister");
+        {
+                /* With prefix=/usr/local, $prefix/lib/cloister is /usr/local/lib/cloister: listed once. */
+                static const char *const expected[] = { SYSCONFDIR "/cloister", "/run/cloister",
+                                                        "/usr/local/lib/cloister", PKGLIBDIR };
+                size_t n = streq(PKGLIBDIR, "/usr/local/lib/cloister") ? 3 : 4;
+                bool same = strv_length(dirs) == n;
+                for (size_t i = 0; same && i < n; i++)
+                        same = streq(dirs[i], expected[i]);
+                ok(same, "the built-in list is " SYSCONFDIR "/cloister, /run/cloister, /usr/local/lib/cloister, "
+                   PKGLIBDIR ", highest first, without repeats");
+                if (!same)
+                        STRV_FOREACH(d, dirs)
+                                diag("  got: %s", *d);
         }
         dirs = strv_free(dirs);
 }
@@ -104,6 +111,29 @@ static void test_list(void) {
         free(missing);
 }
 
+/* No file at all is the common case (no sidecars, no drop-ins): it must be an empty list, and
+ * clean under UBSan too (qsort() and memcpy() must not be handed a NULL array). Runs first:
+ * UBSan reports each source location only once per process. */
+static void test_empty_list(void) {
+        char *empty = test_path(tmpdir, "empty");
+        char **dirs = test_dirs(empty, NULL);
+        ConfFileList l = { .n = 42 };
+        char *err;
+        int r;
+
+        test_mkdir(empty, "roles");
+        test_stderr_begin();
+        r = conf_files_list(dirs, "roles", ".role", &l);
+        err = test_stderr_end();
+        is_int(r, 0, "conf_files_list() of an empty directory succeeds");
+        is_int(l.n, 0, "conf_files_list() of an empty directory gives no file");
+        is_str(err, "", "conf_files_list() of an empty directory logs nothing (and trips no sanitizer)");
+        conf_file_list_done(&l);
+        free(err);
+        strv_free(dirs);
+        free(empty);
+}
+
 static void test_find(void) {
         char *high = test_path(tmpdir, "f-high"), *low = test_path(tmpdir, "f-low");
         char **dirs = test_dirs(high, low, NULL);
@@ -143,6 +173,7 @@ static void test_find(void) {
 int main(void) {
         tmpdir = test_tmpdir_new();
 
+        test_empty_list();
         test_conf_dirs();
         test_list();
         test_find();

@@ -31,8 +31,8 @@ static int run(conf_parse_t parse, void *data, const char *key, const char *valu
                 is_int(r, -EINVAL, "%s=%s is refused", key, value);
                 like(err, want_where, "%s=%s: the error names file:line and the key", key, value);
                 like(err, want_value, "%s=%s: the error quotes the value", key, value);
-                ok(strstr(err, "\": ") && strlen(strstr(err, "\": ")) > 4,
-                   "%s=%s: the error gives a reason", key, value);
+                ok(strstr(err, "]: ") && strlen(strstr(err, "]: ")) > 4,
+                   "%s=%s: the error gives a reason after \"in [Section]: \"", key, value);
         }
         free(err);
         free(want_where);

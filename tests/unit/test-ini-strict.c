@@ -198,6 +198,29 @@ static void test_line_length(void) {
         free(pad);
 }
 
+/* Whatever its length, a line is read whole or the file is refused: sweep the lengths around
+ * the limit with a tail that would be a key of its own if inih cut the line. */
+static void test_line_length_sweep(void) {
+        size_t max = ini_strict_max_line();
+
+        for (size_t len = max - 20; len <= 2 * INI_MAX_LINE + 20; len++) {
+                size_t pad_len = len - strlen("Description=") - strlen("PrivateNetwork=no");
+                char *pad = repeat('x', pad_len);
+                char *content = strprintf("[Role]\nDescription=%sPrivateNetwork=no\nExec=/bin/true\n", pad);
+                char *want = strprintf("2|Role|Description|%sPrivateNetwork=no\n", pad);
+                Result res = parse_text("sweep.role", content, 0);
+                bool whole = res.r == 0 && res.ev.n_keys == 2 && res.ev.log && strstr(res.ev.log, want);
+                bool refused = res.r < 0 && res.ev.n_keys == 0;
+
+                ok(len <= max ? whole : refused, "a %zu-character line is %s", len,
+                   len <= max ? "read whole" : "refused with nothing delivered");
+                result_done(&res);
+                free(want);
+                free(content);
+                free(pad);
+        }
+}
+
 static int count_keys(void *userdata, const char *section, const char *name, const char *value) {
         char **log = userdata;
         char *add = strprintf("%s%s=%s\n", *log ?: "", name, value);
@@ -232,6 +255,7 @@ static void test_refused(void) {
         check_refused_line("an indented comment", "  # comment", NULL);
         check_refused_line("a control character", "Description=a\x01" "b", "control character");
         check_refused_line("an escape character", "Description=\x1b[31mred", "control character");
+        check_refused_line("a DEL character", "Description=a\x7f" "b", "control character");
         check_refused_line("a CR inside the line", "Description=a\rb", "control character");
         check_refused_line("\"Key:Value\" syntax", "Description:colon", NULL);
         check_refused_line("\"Key : Value\" syntax", "Description : colon", NULL);
@@ -326,6 +350,7 @@ int main(void) {
 
         test_accepted();
         test_line_length();
+        test_line_length_sweep();
         test_inih_trap_is_real();
         test_refused();
         test_bom();

@@ -1,2 +1,355 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lib/profile.c: the locked profile (§6) — the static part every agent@ unit shares and what each
+ * role's keys add to it (§4, §5, §11). */
+
+#include "exit-status.h"
+#include "profile.h"
 #include "tap.h"
-int main(void) { return tap_done(); }
+#include "test-util.h"
+
+static char *tmpdir;
+
+/* True if some Section/Key has exactly `value`. */
+static bool has(const UnitSettings *s, const char *section, const char *key, const char *value) {
+        for (size_t i = 0; i < s->n; i++)
+                if (streq(s->items[i].section, section) && streq(s->items[i].key, key) &&
+                    streq(s->items[i].value, value))
+                        return true;
+        return false;
+}
+
+/* True if some Section/Key value contains `part`. */
+static bool has_part(const UnitSettings *s, const char *section, const char *key, const char *part) {
+        for (size_t i = 0; i < s->n; i++)
+                if (streq(s->items[i].section, section) && streq(s->items[i].key, key) &&
+                    strstr(s->items[i].value, part))
+                        return true;
+        return false;
+}
+
+/* A bind of `source` at `target` with `key`, with or without the "-" that tolerates a missing
+ * source (the shim checks mount sources itself). */
+static bool has_bind(const UnitSettings *s, const char *key, const char *source, const char *target) {
+        char *a = strprintf("%s:%s", source, target), *b = strprintf("-%s:%s", source, target);
+        bool found = a && b && (has(s, "Service", key, a) || has(s, "Service", key, b));
+
+        free(a);
+        free(b);
+        return found;
+}
+
+static bool has_key(const UnitSettings *s, const char *section, const char *key) {
+        return unit_settings_get(s, section, key) != NULL;
+}
+
+/* True if any value of any key contains `part`. */
+static bool anywhere(const UnitSettings *s, const char *part) {
+        for (size_t i = 0; i < s->n; i++)
+                if (strstr(s->items[i].value, part))
+                        return true;
+        return false;
+}
+
+static void dump(const UnitSettings *s) {
+        for (size_t i = 0; i < s->n; i++)
+                diag("  [%s] %s=%s", s->items[i].section, s->items[i].key, s->items[i].value);
+}
+
+#define HAS(s, sec, key, val) \
+        do { if (!ok(has(s, sec, key, val), key "=" val)) dump(s); } while (0)
+
+static void test_static(void) {
+        UnitSettings s = {};
+        const char *filter = NULL;
+
+        if (!is_int(profile_static(&s), 0, "profile_static() succeeds"))
+                return;
+        HAS(&s, "Service", "Type", "exec");
+        HAS(&s, "Service", "NotifyAccess", "none");
+        HAS(&s, "Service", "PrivateNetwork", "yes");
+        HAS(&s, "Service", "DynamicUser", "yes");
+        HAS(&s, "Service", "PrivateUsers", "yes");
+        HAS(&s, "Service", "NoNewPrivileges", "yes");
+        HAS(&s, "Service", "ProtectSystem", "strict");
+        HAS(&s, "Service", "ProtectHome", "yes");
+        HAS(&s, "Service", "PrivateTmp", "yes");
+        HAS(&s, "Service", "PrivateDevices", "yes");
+        HAS(&s, "Service", "ProtectKernelTunables", "yes");
+        HAS(&s, "Service", "ProtectKernelModules", "yes");
+        HAS(&s, "Service", "ProtectKernelLogs", "yes");
+        HAS(&s, "Service", "ProtectClock", "yes");
+        HAS(&s, "Service", "ProtectHostname", "yes");
+        HAS(&s, "Service", "ProtectControlGroups", "yes");
+        HAS(&s, "Service", "ProtectProc", "invisible");
+        HAS(&s, "Service", "RestrictNamespaces", "yes");
+        HAS(&s, "Service", "RestrictSUIDSGID", "yes");
+        HAS(&s, "Service", "RestrictRealtime", "yes");
+        HAS(&s, "Service", "LockPersonality", "yes");
+        HAS(&s, "Service", "MemoryDenyWriteExecute", "yes");
+        HAS(&s, "Service", "SystemCallArchitectures", "native");
+        HAS(&s, "Service", "UMask", "0077");
+        HAS(&s, "Service", "MemorySwapMax", "0");
+        HAS(&s, "Service", "CapabilityBoundingSet", "");
+        HAS(&s, "Service", "AmbientCapabilities", "");
+        HAS(&s, "Service", "TemporaryFileSystem", "/run:ro");
+        HAS(&s, "Service", "RestrictAddressFamilies", "AF_UNIX");
+        HAS(&s, "Service", "IPAddressDeny", "any");
+        HAS(&s, "Service", "Restart", "no");
+        HAS(&s, "Service", "SystemCallFilter", "@system-service");
+
+        for (size_t i = 0; i < s.n; i++)
+                if (streq(s.items[i].key, "SystemCallFilter") && s.items[i].value[0] == '~')
+                        filter = s.items[i].value;
+        ok(filter != NULL, "a SystemCallFilter=~… deny line follows the allow-list");
+        if (filter) {
+                like(filter, "io_uring_setup", "the deny line contains io_uring_setup");
+                like(filter, "keyctl", "the deny line contains keyctl");
+                like(filter, "userfaultfd", "the deny line contains userfaultfd");
+                ok(!strstr(filter, "  ") && filter[strlen(filter) - 1] != ' ', "the deny line is blank-separated, no trailing blank");
+        }
+        ok(!anywhere(&s, "AF_INET"), "the static profile allows no AF_INET");
+        ok(!has_key(&s, "Service", "User"), "no User= in the static profile");
+        unit_settings_done(&s);
+}
+
+/* Loads a role (with cloister.conf `conf`) and renders its drop-in settings. */
+typedef struct Rendered {
+        RoleLoad load;
+        UnitSettings s;
+        int r;
+} Rendered;
+
+static Rendered render(const char *conf, const char *role_text, ...) __attribute__((sentinel));
+static Rendered render(const char *conf, const char *role_text, ...) {
+        Rendered x = {};
+        const char *rel, *content;
+        va_list ap;
+
+        va_start(ap, role_text);
+        rel = va_arg(ap, const char *);
+        content = rel ? va_arg(ap, const char *) : NULL;
+        va_end(ap);
+
+        x.load = test_role_load(tmpdir, conf, "agent.role", role_text, rel, content, NULL);
+        if (!x.load.role) {
+                diag("role refused:\n%s", x.load.err);
+                x.r = x.load.r ?: -EINVAL;
+                return x;
+        }
+        x.r = profile_role(x.load.role, x.load.conf, &x.s);
+        return x;
+}
+
+static void rendered_done(Rendered *x) {
+        unit_settings_done(&x->s);
+        test_role_load_done(&x->load);
+}
+
+#define BASE_CONF "[Sandbox]\nMemory=1G\n[Broker]\nSocket=/run/cloister/broker.sock\n"
+
+static void test_modes(void) {
+        Rendered x;
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=none\n", NULL);
+        if (is_int(x.r, 0, "none: rendered")) {
+                ok(!anywhere(&x.s, "AF_INET"), "none: no AF_INET");
+                ok(!has(&x.s, "Service", "PrivateNetwork", "no"), "none: PrivateNetwork= stays yes");
+                ok(!anywhere(&x.s, SANDBOX_BROKER_SOCKET), "none: no broker socket");
+                ok(!has_key(&x.s, "Service", "IPAddressAllow"), "none: no IPAddressAllow=");
+                ok(has_part(&x.s, "Service", "ExecStart", "--network=none"), "none: the shim is told the mode");
+        }
+        rendered_done(&x);
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=daemon-only\n", NULL);
+        if (is_int(x.r, 0, "daemon-only: rendered")) {
+                ok(has_part(&x.s, "Service", "RestrictAddressFamilies", "AF_INET"), "daemon-only: AF_INET for the loopback relay");
+                ok(!has(&x.s, "Service", "PrivateNetwork", "no"), "daemon-only: PrivateNetwork= stays yes");
+                ok(has(&x.s, "Service", "IPAddressAllow", "localhost"), "daemon-only: IPAddressAllow=localhost");
+                ok(has_bind(&x.s, "BindReadOnlyPaths", "/run/cloister/broker.sock", SANDBOX_BROKER_SOCKET),
+                   "daemon-only: the broker socket is bound read-only at " SANDBOX_BROKER_SOCKET);
+                ok(has_part(&x.s, "Service", "ExecStart", "--network=daemon-only"), "daemon-only: the shim is told the mode");
+        }
+        rendered_done(&x);
+
+        x = render("[Sandbox]\nMemory=1G\n", "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=daemon-only\n", NULL);
+        if (is_int(x.r, 0, "daemon-only without [Broker] Socket=: rendered"))
+                ok(!anywhere(&x.s, SANDBOX_BROKER_SOCKET), "daemon-only without [Broker] Socket=: no socket, fully isolated");
+        rendered_done(&x);
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=egress\n", NULL);
+        if (is_int(x.r, 0, "egress: rendered")) {
+                ok(has(&x.s, "Service", "PrivateNetwork", "no"), "egress: PrivateNetwork=no");
+                ok(has_part(&x.s, "Service", "RestrictAddressFamilies", "AF_INET"), "egress: AF_INET");
+                ok(has(&x.s, "Service", "IPAddressDeny", ""), "egress: the static IPAddressDeny=any is reset");
+                ok(has(&x.s, "Service", "IPAddressDeny", "localhost link-local multicast"),
+                   "egress: IPAddressDeny=localhost link-local multicast");
+                is_str(unit_settings_get(&x.s, "Service", "IPAddressDeny"), "localhost link-local multicast",
+                       "egress: the deny list comes after the reset");
+                ok(!anywhere(&x.s, SANDBOX_BROKER_SOCKET), "egress: no broker socket");
+        }
+        rendered_done(&x);
+
+        x = render("[Sandbox]\nMemory=1G\nAllowHostNetwork=yes\n", "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=host\n", NULL);
+        if (is_int(x.r, 0, "host: rendered")) {
+                ok(has(&x.s, "Service", "PrivateNetwork", "no"), "host: PrivateNetwork=no");
+                ok(has_part(&x.s, "Service", "RestrictAddressFamilies", "AF_INET"), "host: AF_INET");
+                is_str(unit_settings_get(&x.s, "Service", "IPAddressDeny"), "", "host: IPAddressDeny= reset, nothing denied");
+                ok(has_part(&x.s, "Service", "ExecStart", "--network=host"), "host: the shim is told the mode");
+        }
+        rendered_done(&x);
+}
+
+static void test_role_keys(void) {
+        Rendered x;
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nJIT=yes\n", NULL);
+        if (is_int(x.r, 0, "JIT=yes: rendered"))
+                ok(has(&x.s, "Service", "MemoryDenyWriteExecute", "no"), "JIT=yes: MemoryDenyWriteExecute=no");
+        rendered_done(&x);
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nJIT=no\n", NULL);
+        if (is_int(x.r, 0, "JIT=no: rendered"))
+                ok(!has(&x.s, "Service", "MemoryDenyWriteExecute", "no"), "JIT=no: MemoryDenyWriteExecute= stays yes");
+        rendered_done(&x);
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\nUser=agent-user\n", NULL);
+        if (is_int(x.r, 0, "User=: rendered")) {
+                ok(has(&x.s, "Service", "User", "agent-user"), "User=agent-user");
+                ok(has(&x.s, "Service", "DynamicUser", "no"), "User= turns DynamicUser= off");
+        }
+        rendered_done(&x);
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\n", NULL);
+        if (is_int(x.r, 0, "no User=: rendered")) {
+                ok(!has_key(&x.s, "Service", "User"), "no User=: no User= line");
+                ok(!has(&x.s, "Service", "DynamicUser", "no"), "no User=: DynamicUser= stays yes");
+                ok(!has_key(&x.s, "Service", "Restart") || streq(unit_settings_get(&x.s, "Service", "Restart"), "no"),
+                   "transient: never restarted (Restart= stays no)");
+                ok(!has_key(&x.s, "Service", "StateDirectory"), "transient: no StateDirectory=");
+        }
+        rendered_done(&x);
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\nDurability=durable\n", NULL);
+        if (is_int(x.r, 0, "durable: rendered")) {
+                ok(has(&x.s, "Service", "Restart", "on-failure"), "durable: Restart=on-failure");
+                ok(has(&x.s, "Service", "RestartPreventExitStatus", "124 125 126 127"),
+                   "durable: RestartPreventExitStatus=124 125 126 127");
+                ok(has(&x.s, "Service", "RestartPreventExitStatus", CLOISTER_EXIT_TERMINAL_LIST),
+                   "durable: the terminal list of exit-status.h");
+                ok(has(&x.s, "Service", "StateDirectory", "cloister/agent"), "durable: StateDirectory=cloister/<role>");
+        }
+        rendered_done(&x);
+
+        x = render(BASE_CONF,
+                   "[Role]\nExec=/bin/true\nProject=webapp\n"
+                   "[Sandbox]\nInput=/srv/in\nOutput=/srv/out\n"
+                   "ReadOnlyMount=/srv/datasets:/data\nReadOnlyMount=/srv/models:/models:ro\n",
+                   "projects/webapp.project", "[Project]\nWorkspace=/srv/projects/webapp\n",
+                   NULL);
+        if (is_int(x.r, 0, "mounts: rendered")) {
+                ok(has_bind(&x.s, "BindReadOnlyPaths", "/srv/in", "/input"), "Input= is bound read-only at /input");
+                ok(has_bind(&x.s, "BindPaths", "/srv/out", "/output"), "Output= is bound writable at /output");
+                ok(has_bind(&x.s, "BindPaths", "/srv/projects/webapp", "/workspace"), "the workspace is bound writable at /workspace");
+                ok(has_bind(&x.s, "BindReadOnlyPaths", "/srv/projects/webapp/.git", "/workspace/.git"),
+                   "the workspace's .git is bound read-only");
+                ok(has_bind(&x.s, "BindReadOnlyPaths", "/srv/datasets", "/data"), "ReadOnlyMount= is bound read-only");
+                ok(has_bind(&x.s, "BindReadOnlyPaths", "/srv/models", "/models"), "ReadOnlyMount= with :ro is bound read-only");
+                ok(!has_part(&x.s, "Service", "BindPaths", "/data") && !has_part(&x.s, "Service", "BindPaths", "/models"),
+                   "ReadOnlyMount= is never bound writable");
+                ok(!has_part(&x.s, "Service", "BindPaths", "/input"), "Input= is never bound writable");
+        }
+        rendered_done(&x);
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nService=inference embed\n", NULL);
+        if (is_int(x.r, 0, "Service=: rendered")) {
+                ok(has_part(&x.s, "Service", "BindReadOnlyPaths", "/run/cloister/services/inference"),
+                   "Service=inference binds that sidecar's socket directory");
+                ok(has_part(&x.s, "Service", "BindReadOnlyPaths", "/run/cloister/services/embed"),
+                   "Service=embed binds that sidecar's socket directory");
+        }
+        rendered_done(&x);
+}
+
+static void test_limits(void) {
+        Rendered x;
+
+        x = render(BASE_CONF,
+                   "[Role]\nExec=/bin/true\n[Sandbox]\nMemory=768M\nCPUs=1.5\nTasks=99\nTmpSize=128M\n"
+                   "ShmSize=16M\nTimeout=15min\nStopGrace=20s\n", NULL);
+        if (is_int(x.r, 0, "limits: rendered")) {
+                ok(has(&x.s, "Service", "MemoryMax", "805306368"), "Memory=768M: MemoryMax= in bytes");
+                ok(has(&x.s, "Service", "CPUQuota", "150%"), "CPUs=1.5: CPUQuota=150%%");
+                ok(has(&x.s, "Service", "TasksMax", "99"), "Tasks=99: TasksMax=99");
+                ok(has(&x.s, "Service", "RuntimeMaxSec", "900s"), "Timeout=15min: RuntimeMaxSec=900s");
+                ok(has_part(&x.s, "Service", "TemporaryFileSystem", "/dev/shm:size=16777216"), "ShmSize=16M caps /dev/shm");
+                ok(has_part(&x.s, "Service", "ExecStart", "--timeout=900s"), "the shim gets the wall-clock ceiling");
+                ok(has_part(&x.s, "Service", "ExecStart", "--stop-grace=20s"), "the shim gets the stop grace");
+                ok(has_key(&x.s, "Service", "TimeoutStopSec"), "systemd's own stop timeout is set as a backstop");
+        }
+
+        if (x.load.role) {
+                UnitSettings m = {};
+                char *where = profile_tmp_path(x.load.role, "tmp");
+                is_str(where, "/run/cloister/tmp/agent", "profile_tmp_path(tmp)");
+                if (is_int(profile_tmp_mount(x.load.role, "tmp", &m), 0, "profile_tmp_mount(tmp) succeeds")) {
+                        ok(has(&m, "Mount", "Where", "/run/cloister/tmp/agent"), "the tmp mount unit mounts at the role's path");
+                        ok(has(&m, "Mount", "Type", "tmpfs"), "the tmp mount unit is a tmpfs");
+                        ok(has_part(&m, "Mount", "Options", "size=134217728"), "TmpSize=128M is the tmpfs size= option");
+                        ok(has_part(&m, "Mount", "Options", "nosuid") && has_part(&m, "Mount", "Options", "nodev"),
+                           "the tmpfs is nosuid,nodev");
+                        ok(has(&m, "Unit", "SourcePath", x.load.path), "the tmp mount unit names the role file");
+                }
+                unit_settings_done(&m);
+                ok(has_bind(&x.s, "BindPaths", "/run/cloister/tmp/agent", "/tmp"), "/tmp is bound from the capped tmpfs");
+                ok(has_bind(&x.s, "BindPaths", "/run/cloister/var-tmp/agent", "/var/tmp"), "/var/tmp is bound from its capped tmpfs");
+                free(where);
+        }
+        rendered_done(&x);
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nTimeout=0\n", NULL);
+        if (is_int(x.r, 0, "Timeout=0: rendered")) {
+                ok(!has_key(&x.s, "Service", "RuntimeMaxSec"), "Timeout=0: no RuntimeMaxSec=");
+                ok(has_part(&x.s, "Service", "ExecStart", "--timeout=0s"), "Timeout=0: the shim is told there is no ceiling");
+        }
+        rendered_done(&x);
+
+        x = render(BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nCPUs=2\n", NULL);
+        if (is_int(x.r, 0, "CPUs=2: rendered"))
+                ok(has(&x.s, "Service", "CPUQuota", "200%"), "CPUs=2: CPUQuota=200%%");
+        rendered_done(&x);
+}
+
+static void test_description_and_exec(void) {
+        Rendered x = render(BASE_CONF,
+                            "[Role]\nDescription=Checks 100% of %i\n"
+                            "Exec=/usr/bin/python3 -c \"print('$HOME 50%')\"\n"
+                            "Environment=LOG_LEVEL=info\n", NULL);
+
+        if (is_int(x.r, 0, "Description= and Exec= with specifiers: rendered")) {
+                ok(has(&x.s, "Unit", "Description", "cloister agent agent: Checks 100%% of %%i"),
+                   "Description= is escaped so that no %% specifier expands");
+                ok(has(&x.s, "Unit", "SourcePath", x.load.path), "SourcePath= names the role file");
+                ok(has(&x.s, "Service", "ExecStart", ""), "ExecStart= is reset before the role's own");
+                {
+                        const char *exec = unit_settings_get(&x.s, "Service", "ExecStart");
+                        like(exec, "--role=agent", "ExecStart= names the role");
+                        like(exec, "\"--setenv=LOG_LEVEL=info\"", "Environment= is passed quoted to the shim");
+                        like(exec, " -- \"/usr/bin/python3\" \"-c\" \"print('$$HOME 50%%')\"",
+                             "the agent's argv follows \"--\", each word quoted with $$ and %%%% escaped");
+                }
+        }
+        rendered_done(&x);
+}
+
+int main(void) {
+        tmpdir = test_tmpdir_new();
+
+        test_static();
+        test_modes();
+        test_role_keys();
+        test_limits();
+        test_description_and_exec();
+
+        test_tmpdir_remove(tmpdir);
+        return tap_done();
+}

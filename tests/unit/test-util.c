@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
+#include "role.h"
 #include "tap.h"
 #include "test-util.h"
 
@@ -146,4 +147,56 @@ char *test_stderr_end(void) {
         fclose(capture);
         capture = NULL;
         return text;
+}
+
+RoleLoad test_role_load(const char *tmpdir, const char *conf_text, const char *file_name,
+                        const char *role_text, ...) {
+        static unsigned counter;
+        RoleLoad l = {};
+        char *name = strprintf("role-case-%u", ++counter), *rel;
+        char **dirs;
+        va_list ap;
+
+        if (!name)
+                bail("out of memory", NULL);
+        l.dir = test_path(tmpdir, name);
+        free(name);
+        test_mkdir(l.dir, "roles");
+        if (conf_text)
+                free(test_write_file(l.dir, "cloister.conf", conf_text));
+        va_start(ap, role_text);
+        for (const char *r = va_arg(ap, const char *); r; r = va_arg(ap, const char *))
+                free(test_write_file(l.dir, r, va_arg(ap, const char *)));
+        va_end(ap);
+        rel = strprintf("roles/%s", file_name);
+        if (!rel)
+                bail("out of memory", NULL);
+        l.path = test_write_file(l.dir, rel, role_text);
+        free(rel);
+
+        dirs = test_dirs(l.dir, NULL);
+        test_stderr_begin();
+        l.r = cloister_conf_load(dirs, &l.conf);
+        if (l.r >= 0)
+                l.r = role_load(l.path, l.conf, dirs, &l.role);
+        l.err = test_stderr_end();
+        strv_free(dirs);
+        return l;
+}
+
+void test_role_load_done(RoleLoad *l) {
+        role_free(l->role);
+        cloister_conf_free(l->conf);
+        free(l->err);
+        free(l->dir);
+        free(l->path);
+        *l = (RoleLoad) {};
+}
+
+char *test_role_where(const RoleLoad *l, unsigned line) {
+        char *s = strprintf("%s:%u:", l->path, line);
+
+        if (!s)
+                bail("out of memory", NULL);
+        return s;
 }

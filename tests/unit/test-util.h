@@ -7,6 +7,9 @@
 #include "macro.h"
 #include "strv.h"
 
+struct CloisterConf;
+struct Role;
+
 /* mkdtemp() under $TMPDIR (or /tmp); bails out of the test on failure. */
 char *test_tmpdir_new(void);
 
@@ -33,3 +36,23 @@ char **test_dirs(const char *first, ...) __attribute__((sentinel));
  * returns what was written (caller frees; never NULL). Not nestable. */
 void test_stderr_begin(void);
 char *test_stderr_end(void);
+
+/* One role loaded the way the generator loads it: a fresh configuration directory under
+ * `tmpdir` with `conf_text` as cloister.conf (NULL: none), `role_text` as roles/<file_name>
+ * and further files given as NULL-terminated (relative path, content) pairs; then
+ * cloister_conf_load() and role_load() with that directory as the only one. */
+typedef struct RoleLoad {
+        int r;                  /* the first failure, of cloister_conf_load() or role_load() */
+        struct CloisterConf *conf;
+        struct Role *role;
+        char *err;              /* everything both logged */
+        char *dir;
+        char *path;             /* of the role file */
+} RoleLoad;
+
+RoleLoad test_role_load(const char *tmpdir, const char *conf_text, const char *file_name,
+                        const char *role_text, ...) __attribute__((sentinel));
+void test_role_load_done(RoleLoad *l);
+
+/* "<role path>:<line>:" (caller frees). */
+char *test_role_where(const RoleLoad *l, unsigned line);
