@@ -25,6 +25,20 @@ static int write_tmp_mount(const GeneratorOutput *o, const Role *role, const cha
         return r;
 }
 
+/* [Install] WantedBy=: also for a refused role, so that it fails visibly at boot. */
+static int add_wants_symlinks(const GeneratorOutput *o, const Role *role) {
+        int r = 0;
+
+        STRV_FOREACH(w, role->wanted_by) {
+                _cleanup_free_ char *link = strprintf("%s.wants/agent@%s.service", *w, role->name);
+                if (!link)
+                        return log_oom();
+                if (r >= 0)
+                        r = generator_add_symlink(o, link, TEMPLATE_PATH);
+        }
+        return r;
+}
+
 static int write_role(const GeneratorOutput *o, const Role *role, const CloisterConf *conf) {
         _cleanup_free_ char *dropin = strprintf("agent@%s.service.d/50-cloister.conf", role->name);
         UnitSettings s = {};
@@ -41,13 +55,8 @@ static int write_role(const GeneratorOutput *o, const Role *role, const Cloister
                 r = write_tmp_mount(o, role, "tmp");
         if (r >= 0)
                 r = write_tmp_mount(o, role, "var-tmp");
-        STRV_FOREACH(w, role->wanted_by) {
-                _cleanup_free_ char *link = strprintf("%s.wants/agent@%s.service", *w, role->name);
-                if (!link)
-                        return log_oom();
-                if (r >= 0)
-                        r = generator_add_symlink(o, link, TEMPLATE_PATH);
-        }
+        if (r >= 0)
+                r = add_wants_symlinks(o, role);
         return r;
 }
 
@@ -113,8 +122,13 @@ static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, c
                         log_error("Role %s refuses to start: %s.", role->name, reason);
                         rejected = true;
                         r = write_refusal(o, role->name, path, reason);
+                        if (r >= 0)
+                                r = add_wants_symlinks(o, role);
                 } else {
                         warn_missing_service_sockets(role);
+                        if (role->network == NETWORK_DAEMON_ONLY && !conf->broker_socket)
+                                log_warning("%s: Network=daemon-only but cloister.conf has no [Broker] Socket=: the role gets no broker socket and stays fully isolated.",
+                                            path);
                         r = write_role(o, role, conf);
                 }
                 if (r < 0)
@@ -122,6 +136,17 @@ static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, c
         }
         conf_file_list_done(&roles);
         return rejected ? 1 : 0;
+}
+
+/* A dry run on a booted system finds cloister's own drop-ins of the last boot in systemd's
+ * normal generator directory: those are not admin drop-ins. */
+static const char *booted_generator_dir(char * const *unit_dirs) {
+        STRV_FOREACH(d, unit_dirs) {
+                size_t l = strlen(*d), s = strlen("/run/systemd/generator");
+                if (l >= s && streq(*d + l - s, "/run/systemd/generator"))
+                        return *d;
+        }
+        return NULL;
 }
 
 int generator_run(const char *dirs[3]) {
@@ -143,7 +168,7 @@ int generator_run(const char *dirs[3]) {
         if (cloister_conf_default_network(conf) == NETWORK_DAEMON_ONLY && !conf->broker_socket)
                 log_warning("DefaultNetwork=daemon-only but cloister.conf has no [Broker] Socket=: daemon-only roles get no broker socket and stay fully isolated.");
 
-        r = closed_surface_index_build(unit_dirs, dirs[0], &idx);
+        r = closed_surface_index_build(unit_dirs, dirs[0] ?: booted_generator_dir(unit_dirs), &idx);
         if (r < 0)
                 return log_oom();
         r = generate_roles(&o, config_dirs, conf, &idx);

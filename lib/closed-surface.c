@@ -50,6 +50,16 @@ int unit_search_path(const char *generator_dirs[3], char ***ret) {
         return 0;
 }
 
+static bool is_masked(const char *path) {
+        char target[16];
+        ssize_t k = readlink(path, target, sizeof target - 1);
+
+        if (k <= 0)
+                return false;
+        target[k] = 0;
+        return streq(target, "/dev/null");
+}
+
 static const ClosedSurface *closed_key(const char *key) {
         for (const ClosedSurface *c = policy_closed_surfaces; c->key; c++)
                 if (streq(c->key, key))
@@ -147,7 +157,7 @@ static int scan_dropin_dir(ClosedSurfaceIndex *idx, const char *dir, const char 
 int closed_surface_index_build(char * const *dirs, const char *own_dir, ClosedSurfaceIndex *ret) {
         ClosedSurfaceIndex idx = {};
         _cleanup_free_ char *template = NULL; /* the lowest-priority agent@.service: the shipped one */
-        _cleanup_strv_free_ char **seen = calloc(1, sizeof(char *));
+        _cleanup_strv_free_ char **seen = calloc(1, sizeof(char *)), **names = NULL;
         int r = seen ? 0 : -ENOMEM;
 
         STRV_FOREACH(d, dirs) {
@@ -164,12 +174,22 @@ int closed_surface_index_build(char * const *dirs, const char *own_dir, ClosedSu
                         r = -ENOMEM;
                         continue;
                 }
+                /* sorted, so that the first finding (the reason a role gives) is deterministic */
+                strv_free(names);
+                names = calloc(1, sizeof(char *));
                 dir = opendir(*d);
-                if (!dir)
+                if (!dir || !names)
                         continue;
-                while (r >= 0 && (de = readdir(dir))) {
-                        const char *n = de->d_name;
+                while ((de = readdir(dir)))
+                        if (de->d_name[0] != '.' && strv_extend(&names, de->d_name) < 0)
+                                r = -ENOMEM;
+                strv_sort(names);
+                STRV_FOREACH(np, names) {
+                        const char *n = *np;
                         size_t l = strlen(n);
+
+                        if (r < 0)
+                                break;
 
                         if (streq(n, "service.d") ||
                             (startswith(n, "agent@") && l > 10 && streq(n + l - 10, ".service.d")))
@@ -182,13 +202,19 @@ int closed_surface_index_build(char * const *dirs, const char *own_dir, ClosedSu
                                 template = strprintf("%s/%s", *d, n);
                                 if (!template)
                                         r = -ENOMEM;
+                        } else if (startswith(n, "agent@") && l > 7 && streq(n + l - 7, ".socket")) {
+                                _cleanup_free_ char *p = strprintf("%s/%s", *d, n);
+                                _cleanup_free_ char *unit = strprintf("%.*s.service", (int) (l - 7), n);
+                                if (!p || !unit)
+                                        r = -ENOMEM;
+                                else if (!is_masked(p))
+                                        r = add_finding(&idx, unit, strprintf("%s: a socket unit would hand file descriptors to the agent", p));
                         } else if (startswith(n, "agent@") && l > 8 && streq(n + l - 8, ".service")) {
                                 _cleanup_free_ char *p = strprintf("%s/%s", *d, n);
-                                char target[16];
-                                ssize_t k = p ? readlink(p, target, sizeof target - 1) : -1;
-                                if (k > 0 && (target[k] = 0, streq(target, "/dev/null")))
-                                        continue; /* masked: closes, does not open */
-                                r = add_finding(&idx, n, strprintf("%s: a unit file replaces the locked agent@.service template", p ? p : n));
+                                if (!p)
+                                        r = -ENOMEM;
+                                else if (!is_masked(p)) /* masked: closes, does not open */
+                                        r = add_finding(&idx, n, strprintf("%s: a unit file replaces the locked agent@.service template", p));
                         }
                 }
         }
