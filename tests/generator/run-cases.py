@@ -16,8 +16,9 @@ cloister.conf masks it) and the rendered agent@.service in /usr/lib/systemd/syst
 
 Assertions are comment lines "## assert-NAME ARG…" in any file of the case (shell-like
 quoting; backslashes are literal, so "run-cloister-var\\x2dtmp-x.mount" is written as
-is). FILE is relative to the generator's output directory. @ROOT@, @SHIM@ (the shim
-path the template names) and @TEMPLATE@ (the installed template path) are substituted.
+is, except that "\\n" is a newline). FILE is relative to the generator's output
+directory. @ROOT@, @SHIM@ (the shim path the template names) and @TEMPLATE@ (the
+installed template path) are substituted.
 
   assert-failed | assert-success            exit status 1 | 0 (0 is implied)
   assert-stderr-contains TEXT | assert-stderr-not-contains TEXT | assert-stderr-empty
@@ -29,6 +30,8 @@ path the template names) and @TEMPLATE@ (the installed template path) are substi
   assert-key-not-contains FILE SECTION KEY TEXT
   assert-key-absent FILE SECTION KEY
   assert-dry-run-stdout-contains TEXT | assert-dry-run-stdout-not-contains TEXT
+  assert-deterministic                      the case's tree rebuilt with its files created
+                                            in reverse order gives the same bytes
 
 Besides the assertions, every case checks the generator's invariants (SPEC §2, §13): it
 exits 0 or 1 and prints nothing to stdout; every generated file starts with the
@@ -156,6 +159,21 @@ def generated_files(top):
     return files
 
 
+def install(src, dst, reverse):
+    """Copy src to dst (symlinks as symlinks), each directory's entries in sorted order."""
+    if os.path.islink(src):
+        if os.path.lexists(dst):
+            os.unlink(dst)
+        os.symlink(os.readlink(src), dst)
+    elif os.path.isdir(src):
+        os.makedirs(dst, exist_ok=True)
+        for entry in sorted(os.listdir(src), reverse=reverse):
+            install(os.path.join(src, entry), os.path.join(dst, entry), reverse)
+    else:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copyfile(src, dst)
+
+
 def parse_dry_run(stdout):
     blocks, name, bad = {}, None, []
     for line in stdout.splitlines(keepends=True):
@@ -215,30 +233,23 @@ class Runner:
         execs = [v for s, k, v in parse_unit(template) if s == "Service" and k == "ExecStart" and v]
         self.shim = execs[-1].split()[0] if execs else "/nonexistent-shim"
 
-    def build_tree(self, case, root):
-        for d in CONFIG_DIRS + UNIT_DIRS:
+    def build_tree(self, case, root, reverse=False):
+        """Install the case under root, creating entries in sorted order, or in reverse
+        order for assert-deterministic: on file systems that list directories in creation
+        order (tmpfs), the two trees then list differently."""
+        for d in sorted(CONFIG_DIRS + UNIT_DIRS, reverse=reverse):
             os.makedirs(os.path.join(root, d), exist_ok=True)
         shutil.copyfile(self.opts.conf, os.path.join(root, "usr/lib/cloister/cloister.conf"))
         shutil.copyfile(self.opts.template, os.path.join(root, "usr/lib/systemd/system/agent@.service"))
         admin = os.path.join(root, "etc/cloister")
         if not case.is_dir:
+            os.makedirs(os.path.join(admin, "roles"), exist_ok=True)
             shutil.copyfile(case.path, os.path.join(admin, "roles", case.name + ".role"))
             return
-        for entry in sorted(os.listdir(case.path)):
-            src = os.path.join(case.path, entry)
-            if entry == "case":
-                continue
-            dst = os.path.join(admin if entry in ADMIN_CONFIG else root, entry)
-            if os.path.isdir(src) and not os.path.islink(src):
-                shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                if os.path.lexists(dst):
-                    os.unlink(dst)
-                if os.path.islink(src):
-                    os.symlink(os.readlink(src), dst)
-                else:
-                    shutil.copyfile(src, dst)
+        for entry in sorted(os.listdir(case.path), reverse=reverse):
+            if entry != "case":
+                install(os.path.join(case.path, entry),
+                        os.path.join(admin if entry in ADMIN_CONFIG else root, entry), reverse)
 
     def run(self, root, args):
         env = dict(os.environ)
@@ -265,7 +276,9 @@ class Runner:
         return self.run(root, dirs)
 
     def subst(self, s, root):
-        return s.replace("@ROOT@", root).replace("@SHIM@", self.shim).replace("@TEMPLATE@", self.opts.template_path)
+        for k, v in (("\\n", "\n"), ("@ROOT@", root), ("@SHIM@", self.shim), ("@TEMPLATE@", self.opts.template_path)):
+            s = s.replace(k, v)
+        return s
 
     def run_case(self, case, tmp):
         root = os.path.join(tmp, case.name)
@@ -277,6 +290,8 @@ class Runner:
         # --dry-run first, on the tree exactly as the case describes it.
         before = snapshot(root)
         dry = self.run(root, ["--dry-run"])
+        if dry is not None:
+            dry.wrote = snapshot(root) != before or bool(dry.cwd_dirty)
 
         run = self.generate(root)
         if run is None:
@@ -289,24 +304,26 @@ class Runner:
             t.diag(f"{case.name} stderr:\n{run.stderr}")
 
         files = generated_files(out)
-        self.check_invariants(case, root, run, files, dry, before)
+        self.check_invariants(case, root, run, files, dry)
 
-        expect_failed = any(a[1] == "assert-failed" for a in case.asserts)
         if not any(a[1] in ("assert-failed", "assert-success") for a in case.asserts):
             t.point(run.status == 0, f"{case.name}: exit status 0 (implied: no assert-failed)",
                     f"exit status {run.status}\nstderr: {run.stderr}")
         if not case.asserts:
             t.point(False, f"{case.name}: case has no ## assert- lines")
         for where, name, args in case.asserts:
-            args = [self.subst(a, root) for a in args]
             desc = f"{case.name}: {name} {' '.join(shlex.quote(a) for a in args)}".rstrip()
+            args = [self.subst(a, root) for a in args]
             try:
-                ok, diag = self.check(name, args, run, out, files, dry)
+                if name == "assert-deterministic":
+                    ok, diag = self.check_rebuilt(case, root, run)
+                else:
+                    ok, diag = self.check(name, args, run, out, files, dry)
             except (IndexError, ValueError) as e:
                 ok, diag = False, f"{where}: malformed assertion: {e}"
             t.point(ok, desc, f"{where}\n{diag}" if diag else where)
 
-    def check_invariants(self, case, root, run, files, dry, before):
+    def check_invariants(self, case, root, run, files, dry):
         t = self.tap
         bad = []
         for name, text in sorted(files.items()):
@@ -319,7 +336,8 @@ class Runner:
                 bad.append(f"{name}: no [Unit] SourcePath=")
             elif not os.path.exists(src[-1]):
                 bad.append(f"{name}: SourcePath={src[-1]} does not exist")
-        t.point(not bad, f"{case.name}: every generated file starts with the \"generated by\" line and has SourcePath= ({len(files)} files)",
+        t.point(not bad, f"{case.name}: every generated file starts with the \"generated by\" line "
+                f"and has SourcePath= ({len(files)} files)",
                 "\n".join(bad))
 
         early_late = generated_files(os.path.join(root, GEN_EARLY)) or generated_files(os.path.join(root, GEN_LATE))
@@ -341,9 +359,10 @@ class Runner:
                 elif blocks[n] != files[n]:
                     problems.append(f"{n}: printed text differs from the written file:\n"
                                     f"--- printed\n{blocks[n]}--- written\n{files[n]}")
-            if snapshot(root) != before or dry.cwd_dirty:
+            if dry.wrote:
                 problems.append("--dry-run changed the file system")
-            t.point(not problems, f"{case.name}: --dry-run prints each file after \"--- NAME ---\", as a real run writes it, and writes nothing",
+            t.point(not problems, f"{case.name}: --dry-run prints each file after \"--- NAME ---\", "
+                    "as a real run writes it, and writes nothing",
                     "\n".join(problems) + (f"\nstderr: {dry.stderr}" if problems else ""))
 
         # Determinism: the same input, an empty output directory, the same bytes.
@@ -358,6 +377,25 @@ class Runner:
         t.point(ok, f"{case.name}: a second run writes byte-identical output", f"differs: {diff}")
         shutil.rmtree(os.path.join(root, GEN_NORMAL))
         shutil.move(aside, os.path.join(root, GEN_NORMAL))
+
+    def check_rebuilt(self, case, root, run):
+        """The same tree at the same path (SourcePath= names it), every directory's
+        entries created in reverse order, must give the same bytes."""
+        aside = root + ".aside"
+        os.rename(root, aside)
+        try:
+            self.build_tree(case, root, reverse=True)
+            again = self.generate(root)
+            first = snapshot(os.path.join(aside, GEN_NORMAL))
+            second = snapshot(os.path.join(root, GEN_NORMAL))
+            diff = sorted(k for k in set(first) | set(second) if first.get(k) != second.get(k))
+            ok = again is not None and again.status == run.status and not diff
+            detail = "\n".join(f"{k}:\n--- first\n{generated_files(os.path.join(aside, GEN_NORMAL)).get(k)}"
+                               f"--- rebuilt\n{generated_files(os.path.join(root, GEN_NORMAL)).get(k)}" for k in diff)
+            return ok, f"differs: {diff}\n{detail}"
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+            os.rename(aside, root)
 
     @staticmethod
     def unit_values(out, files, fname, section, key):
@@ -412,6 +450,12 @@ class Runner:
         return False, f"unknown assertion {name}"
 
 
+def default_tmpdir():
+    if "TMPDIR" not in os.environ and os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK):
+        return "/dev/shm"
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--generator", required=True)
@@ -420,8 +464,13 @@ def main():
     ap.add_argument("--cases", required=True)
     ap.add_argument("--conf", required=True, help="the fixed test cloister.conf")
     ap.add_argument("--keep", action="store_true", help="keep the temporary trees")
+    ap.add_argument("--tmpdir", default=default_tmpdir(),
+                    help="where the case trees go (default: /dev/shm, a tmpfs, which lists "
+                         "directories in creation order, if usable; else $TMPDIR)")
     ap.add_argument("only", nargs="*", help="case names to run (default: all)")
     opts = ap.parse_args()
+    for a in ("generator", "template", "cases", "conf"):
+        setattr(opts, a, os.path.abspath(getattr(opts, a)))
 
     tap = Tap()
     runner = Runner(opts, tap)
@@ -430,7 +479,7 @@ def main():
     cases = [Case(opts.cases, e) for e in entries]
     if opts.only:
         cases = [c for c in cases if c.name in opts.only]
-    tmp = tempfile.mkdtemp(prefix="cloister-generator-cases-")
+    tmp = tempfile.mkdtemp(prefix="cloister-generator-cases-", dir=opts.tmpdir)
     try:
         for case in cases:
             runner.run_case(case, tmp)
