@@ -3,7 +3,10 @@
 # Real-systemd tier: boots a throwaway systemd (PID 1) with systemd-nspawn over the host's
 # /usr, with this build installed on top (--overlay-ro), and runs SUITE inside it as a test
 # unit. SUITE prints TAP, which is copied to stdout. Nothing on the host is changed: /run is
-# a private tmpfs in a private mount namespace, the container's root is volatile.
+# a private tmpfs in a private mount namespace, the container's root is volatile, and it has
+# a network namespace of its own (--private-network: its test traffic never reaches the
+# machine's network, and its systemd has CAP_NET_ADMIN there, which it needs to bring up
+# the loopback device of each PrivateNetwork= sandbox).
 #
 #   nspawn-run.sh BUILD_ROOT SOURCE_ROOT SUITE [PROBE_BINARY]
 #
@@ -62,7 +65,7 @@ bind_cfg="--bind=$work/cfg:$sysconfdir/cloister"
 set +e
 timeout -k 10 "${CLOISTER_NSPAWN_TIMEOUT:-540}" unshare -m --propagation private bash -c '
         mount -t tmpfs tmpfs /run &&
-        exec script -qec "systemd-nspawn -D / --volatile=yes --register=no --keep-unit \
+        exec script -qec "systemd-nspawn -D / --volatile=yes --register=no --keep-unit --private-network \
                 --overlay-ro=/usr:$1/dest/usr:/usr \
                 $2 --bind=$1/out:/out --bind-ro=$1/payload:/payload \
                 --bind-ro=$1/cloister-test.service:/etc/systemd/system/cloister-test.service \

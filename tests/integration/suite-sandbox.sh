@@ -18,6 +18,9 @@ mkdir -p "$CFG/roles" "$CFG/projects" /etc/systemd/system
 mkdir -p /srv/in /srv/ws/.git /srv/out
 chmod 0777 /srv/in /srv/ws /srv/ws/.git
 touch /tmp/cloister-host-marker /dev/shm/cloister-host-marker
+# The container has only lo (nspawn --private-network): give it "host" interfaces that a
+# sandbox sharing its network would see.
+ip link add cl-host0 type veth peer name cl-host1 && ip link set cl-host0 up && ip link set cl-host1 up
 mkdir -p /run/cloister
 # Host-side listeners the sandbox must not reach (and a stand-in broker socket that the
 # daemon-only mode must reach): accept and close, for the suite's lifetime.
