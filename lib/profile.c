@@ -152,6 +152,8 @@ int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
                 r = unit_settings_add(&s, "Mount", "Where", where);
         if (r >= 0)
                 r = unit_settings_add(&s, "Mount", "Type", "tmpfs");
+        if (r >= 0) /* no host user may reach into a running agent's /tmp */
+                r = unit_settings_add(&s, "Mount", "DirectoryMode", "0700");
         if (r >= 0) /* 1777: the dynamic UID is not known in advance */
                 r = unit_settings_addf(&s, "Mount", "Options", "size=%llu,mode=1777,nosuid,nodev",
                                        (unsigned long long) role->limits.tmp_size);

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
@@ -42,6 +46,38 @@ static int check_no_inet(void) {
                 return 1;
         }
         return 0;
+}
+
+/* egress keeps the host's network but loses its loopback through IPAddressDeny=, a cgroup
+ * BPF filter that systemd silently skips where it cannot load it (cgroup v1). A filtered
+ * SYN just disappears; a refused or accepted connection means packets reach the host. */
+static int check_host_loopback_filtered(void) {
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        struct pollfd p = { .events = POLLOUT };
+        int err = 0;
+        socklen_t len = sizeof err;
+
+        if (fd < 0)
+                return log_error_errno(errno, "Cannot create an AF_INET socket to check the host's loopback: %m");
+        if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
+                if (errno == EPERM || errno == EACCES)
+                        return 0;
+                if (errno != EINPROGRESS)
+                        err = errno;
+        }
+        if (!err) {
+                p.fd = fd;
+                if (poll(&p, 1, 200) == 0)
+                        return 0; /* dropped: filtered */
+                (void) getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+                if (err == EPERM || err == EACCES || err == ETIMEDOUT)
+                        return 0;
+        }
+        log_error("The host's loopback answers (%s): IPAddressDeny= is not in effect (it needs cgroup v2 with BPF).",
+                  err ? strerror(err) : "connected");
+        return 1;
 }
 
 static int read_status_field(const char *field, char *buf, size_t size) {
@@ -142,6 +178,12 @@ int sandbox_check(NetworkMode mode) {
         }
         if (network_mode_is_sealed(mode)) {
                 r = check_network_devices();
+                if (r < 0)
+                        return r;
+                open += r;
+        }
+        if (mode == NETWORK_EGRESS) {
+                r = check_host_loopback_filtered();
                 if (r < 0)
                         return r;
                 open += r;

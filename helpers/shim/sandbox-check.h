@@ -6,7 +6,7 @@
 
 /* Checks, from inside, that the sandbox is as closed as `mode` requires (§6): only the
  * loopback device in sealed modes (PrivateNetwork= silently continues without a namespace
- * on EPERM), no AF_INET in "none", empty capability sets, no_new_privs, seccomp filter
+ * on EPERM), no AF_INET in "none", the host's loopback unreachable in "egress", empty capability sets, no_new_privs, seccomp filter
  * mode, read-only root, a non-root user. Logs every open surface it finds and returns the
  * number found (0: closed), or a negative errno if a check itself could not run. */
 int sandbox_check(NetworkMode mode);

@@ -34,6 +34,7 @@ static int parse_args(int argc, char *argv[], ShimArgs *a) {
                 { "refuse",       required_argument, NULL, ARG_REFUSE },
                 { "expect-mount", required_argument, NULL, ARG_EXPECT_MOUNT },
                 { "version",      no_argument,       NULL, 'V' },
+                { "help",         no_argument,       NULL, 'h' },
                 {}
         };
         int c;
@@ -74,6 +75,12 @@ static int parse_args(int argc, char *argv[], ShimArgs *a) {
                 }
                 case 'V':
                         puts("cloister-shim " PACKAGE_VERSION);
+                        exit(0);
+                case 'h':
+                        printf("%s --role=NAME --network=MODE [--timeout=SPAN] [--stop-grace=SPAN]\n"
+                               "        [--setenv=NAME=VALUE…] [--expect-mount=KEY=SOURCE:TARGET…] -- PROGRAM [ARGS…]\n\n"
+                               "The main process of an agent@ unit: checks its own sandbox, then runs and\n"
+                               "supervises the agent. See cloister-shim(8).\n", program_invocation_short_name);
                         exit(0);
                 default:
                         return -EINVAL;

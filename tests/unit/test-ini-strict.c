@@ -102,7 +102,7 @@ static void test_accepted(void) {
                          "; another comment\n"
                          "\n"
                          "[Role]\n"
-                         "Description=Reviews patches; carefully # not a comment\n"
+                         "Description=Reviews patches; carefully#1 not a comment\n"
                          "   \n"
                          "Exec=/bin/sh -c \"a;b\"\n"
                          "Key = spaced\n"
@@ -119,8 +119,8 @@ static void test_accepted(void) {
         is_int(res.ev.n_keys, 7, "every assignment is delivered, comments are not");
         like(res.ev.log, "4|Role|-|-\n", "a section header is delivered with key == NULL and its line");
         like(res.ev.log, "11|Sandbox|-|-\n", "the second section header is delivered");
-        like(res.ev.log, "5|Role|Description|Reviews patches; carefully # not a comment\n",
-             "';' and '#' inside a value without whitespace before ';' are kept literally");
+        like(res.ev.log, "5|Role|Description|Reviews patches; carefully#1 not a comment\n",
+             "';' and '#' inside a value without whitespace before them are kept literally");
         like(res.ev.log, "7|Role|Exec|/bin/sh -c \"a;b\"\n", "\"a;b\" is kept literally");
         like(res.ev.log, "8|Role|Key|spaced\n", "blanks around '=' are allowed");
         like(res.ev.log, "9|Role|Empty|\n", "an empty assignment is delivered with an empty value");
@@ -250,6 +250,9 @@ static void test_refused(void) {
         check_refused_line("whitespace then ';' (inline comment)", "Exec=sh -c \"a ; b\"", "inline comment");
         check_refused_line("tab then ';'", "Exec=/bin/echo a\t;b", "inline comment");
         check_refused_line("' ;' at the end", "Description=x ;", "inline comment");
+        check_refused_line("whitespace then '#' (reads as a comment; SPEC §4's example has them)",
+                           "Exec=/usr/bin/python3 /opt/review.py   # required", "inline comment");
+        check_refused_line("tab then '#'", "Network=none\t# the default", "inline comment");
         check_refused_line("an indented continuation line", "  continued", "indented");
         check_refused_line("a tab-indented key", "\tExec=/bin/true", "indented");
         check_refused_line("an indented comment", "  # comment", NULL);
