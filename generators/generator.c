@@ -149,6 +149,47 @@ static const char *booted_generator_dir(char * const *unit_dirs) {
         return NULL;
 }
 
+/* The broker's side (§8): the credentials cloister.conf names, loaded only into
+ * cloister-broker.service; and its socket, where [Broker] Socket= moves it. */
+static int write_broker_dropins(const GeneratorOutput *o, const CloisterConf *conf, const char *source) {
+        _cleanup_strv_free_ char **creds = calloc(1, sizeof(char *));
+        UnitSettings s = {};
+        int r = creds ? 0 : -ENOMEM;
+
+        if (r >= 0 && conf->llm.api_key_credential)
+                r = strv_extend(&creds, conf->llm.api_key_credential);
+        if (r >= 0 && conf->chat.api_key_credential && !strv_contains(creds, conf->chat.api_key_credential))
+                r = strv_extend(&creds, conf->chat.api_key_credential);
+        for (size_t i = 0; r >= 0 && i < conf->n_upstreams; i++)
+                if (conf->upstreams[i]->auth_credential && !strv_contains(creds, conf->upstreams[i]->auth_credential))
+                        r = strv_extend(&creds, conf->upstreams[i]->auth_credential);
+        if (r < 0)
+                return log_oom();
+        strv_sort(creds);
+        STRV_FOREACH(c, creds) {
+                _cleanup_free_ char *enc = strprintf("/etc/credstore.encrypted/%s", *c);
+                /* encrypted with systemd-creds if it is there, else the plain credstore */
+                r = unit_settings_add(&s, "Service", enc && access(enc, F_OK) >= 0 ? "LoadCredentialEncrypted" : "LoadCredential", *c);
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0 && s.n > 0)
+                r = generator_write_unit(o, "cloister-broker.service.d/50-credentials.conf", source, &s);
+        unit_settings_done(&s);
+        if (r < 0)
+                return r;
+
+        if (conf->broker_socket && !streq(conf->broker_socket, SANDBOX_BROKER_SOCKET)) {
+                r = unit_settings_add(&s, "Socket", "ListenStream", "");
+                if (r >= 0)
+                        r = unit_settings_add(&s, "Socket", "ListenStream", conf->broker_socket);
+                if (r >= 0)
+                        r = generator_write_unit(o, "cloister-broker.socket.d/50-cloister.conf", source, &s);
+                unit_settings_done(&s);
+        }
+        return r;
+}
+
 int generator_run(const char *dirs[3]) {
         _cleanup_strv_free_ char **config_dirs = NULL, **unit_dirs = NULL;
         _cleanup_(cloister_conf_freep) CloisterConf *conf = NULL;
@@ -172,6 +213,8 @@ int generator_run(const char *dirs[3]) {
         if (r < 0)
                 return log_oom();
         r = generate_roles(&o, config_dirs, conf, &idx);
+        if (write_broker_dropins(&o, conf, conf->path ?: "cloister.conf") < 0)
+                r = 1;
         closed_surface_index_done(&idx);
         return r;
 }

@@ -80,6 +80,7 @@ static Upstream *upstream_free(Upstream *u) {
 CloisterConf *cloister_conf_free(CloisterConf *c) {
         if (!c)
                 return NULL;
+        free(c->path);
         free(c->broker_socket);
         llm_settings_done(&c->chat);
         llm_settings_done(&c->llm);
@@ -118,6 +119,7 @@ static const ConfKey conf_table[] = {
         { "Sandbox", "AllowHostNetwork", conf_parse_bool,       offsetof(CloisterConf, allow_host_network), 0 },
         SANDBOX_LIMIT_KEYS(CloisterConf, defaults),
         { "Broker",  "Socket",           conf_parse_path,       offsetof(CloisterConf, broker_socket), 0 },
+        { "Broker",  "IdleTimeout",      conf_parse_timespan,   offsetof(CloisterConf, broker_idle_timeout), 0 },
         BROKER_POLICY_KEYS(CloisterConf, broker),
         LLM_KEYS("Chat", chat),
         LLM_KEYS("LLM", llm),
@@ -231,6 +233,7 @@ int cloister_conf_load(char * const *dirs, CloisterConf **ret) {
         sandbox_limits_init(&c->defaults);
         broker_policy_init(&c->broker);
         c->chat.context_size = c->llm.context_size = UNSET_U64;
+        c->broker_idle_timeout = UNSET_U64;
 
         r = conf_file_find(dirs, "cloister.conf", &main_path);
         if (r < 0)
@@ -249,9 +252,12 @@ int cloister_conf_load(char * const *dirs, CloisterConf **ret) {
         if (r < 0)
                 return r;
 
+        c->path = TAKE_PTR(main_path);
         r = upstreams_validate(c);
         if (r < 0)
                 return r;
+        if (c->broker_idle_timeout == UNSET_U64 || c->broker_idle_timeout == 0)
+                c->broker_idle_timeout = 60 * USEC_PER_SEC;
         sandbox_limits_inherit(&c->defaults, &builtin_limits);
         broker_policy_inherit(&c->broker, &builtin_policy);
         *ret = TAKE_PTR(c);

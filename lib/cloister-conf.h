@@ -48,10 +48,12 @@ typedef struct Upstream {
 } Upstream;
 
 typedef struct CloisterConf {
+        char *path;                 /* the main file, or NULL when only built-in defaults apply */
         NetworkMode default_network;
         int allow_host_network;     /* -1 unset = no */
         SandboxLimits defaults;
         char *broker_socket;
+        usec_t broker_idle_timeout; /* a stream with no bytes for this long ends with 504 */
         BrokerPolicy broker;
         LLMSettings chat, llm;
         Upstream **upstreams;   /* pointers: parse state refers to them while the array grows */

@@ -179,7 +179,41 @@ static char *service_socket_variable(const char *name) {
         return v;
 }
 
-static int add_exec_start(UnitSettings *s, const Role *role) {
+/* The §7 variables that point unmodified clients at the broker, through the shim's relay. */
+static void write_broker_environment(FILE *f, const Role *role, const CloisterConf *conf) {
+        const char *model = role->llm_model ?: conf->llm.model ?: conf->chat.model;
+        uint64_t ctx = role->llm_context_size != UNSET_U64 ? role->llm_context_size :
+                       conf->llm.context_size != UNSET_U64 ? conf->llm.context_size : conf->chat.context_size;
+        unsigned port = role->broker.loopback_port;
+        _cleanup_free_ char *qmodel = NULL;
+
+        fprintf(f, " --loopback-port=%u --setenv=CLOISTER_BROKER_SOCKET=" SANDBOX_BROKER_SOCKET
+                   " --setenv=CLOISTER_BROKER_URL=http://127.0.0.1:%u"
+                   " --setenv=OPENAI_BASE_URL=http://127.0.0.1:%u/v1"
+                   " --setenv=OPENAI_API_BASE=http://127.0.0.1:%u/v1"
+                   /* clients insist on a key; the real one never enters the sandbox */
+                   " --setenv=OPENAI_API_KEY=cloister-broker-holds-the-key", port, port, port, port);
+        if (model) {
+                _cleanup_free_ char *arg = strprintf("--setenv=CLOISTER_LLM_MODEL=%s", model);
+                qmodel = arg ? unit_exec_quote(arg) : NULL;
+                if (qmodel)
+                        fprintf(f, " %s", qmodel);
+        }
+        if (ctx != UNSET_U64)
+                fprintf(f, " --setenv=CLOISTER_LLM_CONTEXT_SIZE=%llu", (unsigned long long) ctx);
+        STRV_FOREACH(name, role->broker_allow) {
+                const Upstream *u = cloister_conf_find_upstream(conf, *name);
+                bool mcp = u && streq_ptr(u->kind, "mcp");
+                _cleanup_free_ char *var = strprintf("CLOISTER_%s_%s_URL", mcp ? "MCP" : "API", *name);
+                if (!var)
+                        continue;
+                for (char *p = var; *p; p++)
+                        *p = *p == '-' ? '_' : (char) toupper((unsigned char) *p);
+                fprintf(f, " --setenv=%s=http://127.0.0.1:%u/%s/%s", var, port, mcp ? "mcp" : "upstream", *name);
+        }
+}
+
+static int add_exec_start(UnitSettings *s, const Role *role, const CloisterConf *conf) {
         _cleanup_free_ char *line = NULL, *timeout = format_timespan(role->limits.timeout),
                 *grace = format_timespan(role->limits.stop_grace);
         size_t len;
@@ -193,6 +227,8 @@ static int add_exec_start(UnitSettings *s, const Role *role) {
                 return -ENOMEM;
         fprintf(f, "%s --role=%s --network=%s --timeout=%s --stop-grace=%s", CLOISTER_SHIM_PATH,
                 role->name, network_mode_to_string(role->network), timeout, grace);
+        if (role->network == NETWORK_DAEMON_ONLY && conf->broker_socket)
+                write_broker_environment(f, role, conf);
         if (role->input)
                 fprintf(f, " --expect-mount=Input=%s:/input", role->input);
         if (role->output)
@@ -348,7 +384,7 @@ int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) 
         if (r >= 0)
                 r = unit_settings_add(&s, "Unit", "SourcePath", role->path);
         if (r >= 0)
-                r = add_exec_start(&s, role);
+                r = add_exec_start(&s, role, conf);
         if (r >= 0)
                 r = add_mode(&s, role);
         if (r >= 0)

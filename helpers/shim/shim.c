@@ -2,7 +2,14 @@
 #include <getopt.h>
 #include <signal.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <systemd/sd-event.h>
+
 #include "exit-status.h"
+#include "parse-util.h"
+#include "profile.h"
+#include "relay.h"
 #include "log.h"
 #include "network-mode.h"
 #include "sandbox-check.h"
@@ -20,10 +27,11 @@ typedef struct ShimArgs {
         const char *unconfigured;
         const char *refuse;
         char **expect_mounts;   /* "Key=SOURCE:TARGET" */
+        uint16_t loopback_port; /* daemon-only: relay 127.0.0.1:port to the broker socket */
 } ShimArgs;
 
 static int parse_args(int argc, char *argv[], ShimArgs *a) {
-        enum { ARG_ROLE = 0x100, ARG_NETWORK, ARG_TIMEOUT, ARG_STOP_GRACE, ARG_SETENV, ARG_UNCONFIGURED, ARG_REFUSE, ARG_EXPECT_MOUNT };
+        enum { ARG_ROLE = 0x100, ARG_NETWORK, ARG_TIMEOUT, ARG_STOP_GRACE, ARG_SETENV, ARG_UNCONFIGURED, ARG_REFUSE, ARG_EXPECT_MOUNT, ARG_LOOPBACK_PORT };
         static const struct option options[] = {
                 { "role",         required_argument, NULL, ARG_ROLE },
                 { "network",      required_argument, NULL, ARG_NETWORK },
@@ -33,6 +41,7 @@ static int parse_args(int argc, char *argv[], ShimArgs *a) {
                 { "unconfigured", required_argument, NULL, ARG_UNCONFIGURED },
                 { "refuse",       required_argument, NULL, ARG_REFUSE },
                 { "expect-mount", required_argument, NULL, ARG_EXPECT_MOUNT },
+                { "loopback-port", required_argument, NULL, ARG_LOOPBACK_PORT },
                 { "version",      no_argument,       NULL, 'V' },
                 { "help",         no_argument,       NULL, 'h' },
                 {}
@@ -60,6 +69,10 @@ static int parse_args(int argc, char *argv[], ShimArgs *a) {
                 case ARG_SETENV:
                         if (!strchr(optarg, '=') || strv_extend(&a->setenv, optarg) < 0)
                                 return log_error_errno(EINVAL, "Invalid --setenv=%s.", optarg);
+                        break;
+                case ARG_LOOPBACK_PORT:
+                        if (parse_port(optarg, &a->loopback_port) < 0)
+                                return log_error_errno(EINVAL, "Invalid --loopback-port=%s.", optarg);
                         break;
                 case ARG_UNCONFIGURED:
                         a->unconfigured = optarg;
@@ -96,8 +109,34 @@ static int parse_args(int argc, char *argv[], ShimArgs *a) {
         return 0;
 }
 
+/* daemon-only (§5, §7): 127.0.0.1:port in the sandbox's own network namespace, relayed to
+ * the broker socket bound in read-only. Listening before the agent starts, so its first
+ * connection cannot race the relay. */
+static int broker_relay_start(uint16_t port, Relay **ret) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        sd_event *e = NULL;
+        int one = 1, r;
+
+        if (fd < 0)
+                return log_error_errno(errno, "Cannot create the broker relay socket: %m");
+        (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(fd, SOMAXCONN) < 0)
+                return log_error_errno(errno, "Cannot listen on 127.0.0.1:%u for the broker relay: %m", (unsigned) port);
+        r = sd_event_default(&e);
+        if (r >= 0)
+                r = relay_new(e, fd, SANDBOX_BROKER_SOCKET, ret);
+        sd_event_unref(e);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the broker relay: %m");
+        TAKE_FD(fd); /* the relay's event source uses it for the shim's lifetime */
+        return 0;
+}
+
 static int shim_run(const ShimArgs *a) {
         _cleanup_strv_free_ char **env = NULL;
+        Relay *relay = NULL;
         SuperviseOptions o;
         int r;
 
@@ -124,8 +163,16 @@ static int shim_run(const ShimArgs *a) {
         if (r < 0)
                 return CLOISTER_EXIT_REFUSED;
 
+        if (a->loopback_port > 0) {
+                r = broker_relay_start(a->loopback_port, &relay);
+                if (r < 0)
+                        return CLOISTER_EXIT_REFUSED;
+        }
+
         o = (SuperviseOptions) { .argv = a->argv, .envp = env, .timeout = a->timeout, .stop_grace = a->stop_grace };
-        return supervise(&o);
+        r = supervise(&o);
+        relay_free(relay);
+        return r;
 }
 
 int main(int argc, char *argv[]) {

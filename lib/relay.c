@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "log.h"
+#include "relay.h"
+
+#define PIPE_SIZE (256 * 1024)
+
+typedef struct Direction {
+        int from, to;           /* borrowed from the connection */
+        int pipe[2];
+        size_t in_pipe;
+        bool eof;               /* `from` said EOF */
+        bool shut;              /* `to` was shut down for writing */
+} Direction;
+
+typedef struct Connection {
+        Relay *relay;
+        int client_fd, server_fd;
+        sd_event_source *client_source, *server_source;
+        Direction up, down;     /* client → server, server → client */
+        bool connecting;
+        struct Connection *next, *prev;
+} Connection;
+
+struct Relay {
+        sd_event *event;
+        char *target;
+        sd_event_source *listen_source;
+        Connection *connections;
+        unsigned n_connections;
+};
+
+static void connection_free(Connection *c) {
+        Relay *r = c->relay;
+
+        sd_event_source_disable_unref(c->client_source);
+        sd_event_source_disable_unref(c->server_source);
+        for (Direction *d = &c->up; d; d = d == &c->up ? &c->down : NULL) {
+                if (d->pipe[0] >= 0)
+                        close(d->pipe[0]);
+                if (d->pipe[1] >= 0)
+                        close(d->pipe[1]);
+        }
+        if (c->client_fd >= 0)
+                close(c->client_fd);
+        if (c->server_fd >= 0)
+                close(c->server_fd);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                r->connections = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        r->n_connections--;
+        free(c);
+}
+
+/* Moves what it can in one direction. Returns <0 on a hard error. */
+static int direction_pump(Direction *d) {
+        for (;;) {
+                ssize_t n;
+                bool progress = false;
+
+                if (!d->eof && d->in_pipe < PIPE_SIZE) {
+                        n = splice(d->from, NULL, d->pipe[1], NULL, PIPE_SIZE - d->in_pipe,
+                                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                        if (n == 0)
+                                d->eof = true;
+                        else if (n > 0) {
+                                d->in_pipe += (size_t) n;
+                                progress = true;
+                        } else if (errno != EAGAIN && errno != EINTR)
+                                return -errno;
+                }
+                if (d->in_pipe > 0) {
+                        n = splice(d->pipe[0], NULL, d->to, NULL, d->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                        if (n > 0) {
+                                d->in_pipe -= (size_t) n;
+                                progress = true;
+                        } else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                                return -errno;
+                }
+                if (d->eof && d->in_pipe == 0 && !d->shut) {
+                        (void) shutdown(d->to, SHUT_WR); /* pass the half-close on */
+                        d->shut = true;
+                }
+                if (!progress)
+                        return 0;
+        }
+}
+
+static uint32_t wanted_events(const Direction *in, const Direction *out) {
+        /* For one fd: readable if its inbound direction has room; writable if its outbound
+         * direction holds bytes for it. `in` reads from this fd, `out` writes to it. */
+        uint32_t e = 0;
+
+        if (!in->eof && in->in_pipe < PIPE_SIZE)
+                e |= EPOLLIN;
+        if (out->in_pipe > 0)
+                e |= EPOLLOUT;
+        return e;
+}
+
+static int connection_update(Connection *c) {
+        int r;
+
+        if (c->connecting)
+                return 0;
+        r = direction_pump(&c->up);
+        if (r >= 0)
+                r = direction_pump(&c->down);
+        if (r < 0 || (c->up.shut && c->down.shut)) {
+                if (r < 0 && r != -ECONNRESET && r != -EPIPE)
+                        log_debug("relay: connection closed: %s", strerror(-r));
+                connection_free(c);
+                return 0;
+        }
+        (void) sd_event_source_set_io_events(c->client_source, wanted_events(&c->up, &c->down));
+        (void) sd_event_source_set_io_events(c->server_source, wanted_events(&c->down, &c->up));
+        return 0;
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Connection *c = userdata;
+
+        if (c->connecting && fd == c->server_fd) {
+                int err = 0;
+                socklen_t len = sizeof err;
+                (void) getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+                if (err != 0) {
+                        log_warning("relay: cannot connect to %s: %s", c->relay->target, strerror(err));
+                        connection_free(c);
+                        return 0;
+                }
+                c->connecting = false;
+        }
+        return connection_update(c);
+}
+
+static int direction_init(Direction *d, int from, int to) {
+        *d = (Direction) { .from = from, .to = to, .pipe = { -1, -1 } };
+        if (pipe2(d->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -errno;
+        (void) fcntl(d->pipe[1], F_SETPIPE_SZ, PIPE_SIZE);
+        return 0;
+}
+
+static int connection_start(Relay *r, int client_fd) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        Connection *c = calloc(1, sizeof(Connection));
+        int k;
+
+        if (!c) {
+                close(client_fd);
+                return -ENOMEM;
+        }
+        *c = (Connection) { .relay = r, .client_fd = client_fd, .server_fd = -1,
+                            .up.pipe = { -1, -1 }, .down.pipe = { -1, -1 }, .next = r->connections };
+        if (r->connections)
+                r->connections->prev = c;
+        r->connections = c;
+        r->n_connections++;
+
+        c->server_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (c->server_fd < 0 || strlen(r->target) >= sizeof sa.sun_path) {
+                k = c->server_fd < 0 ? -errno : -ENAMETOOLONG;
+                goto fail;
+        }
+        strcpy(sa.sun_path, r->target);
+        if (connect(c->server_fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
+                if (errno != EINPROGRESS && errno != EAGAIN) {
+                        k = -errno;
+                        goto fail;
+                }
+                c->connecting = true;
+        }
+        k = direction_init(&c->up, c->client_fd, c->server_fd);
+        if (k >= 0)
+                k = direction_init(&c->down, c->server_fd, c->client_fd);
+        if (k >= 0)
+                k = sd_event_add_io(r->event, &c->client_source, c->client_fd, EPOLLIN, on_io, c);
+        if (k >= 0)
+                k = sd_event_add_io(r->event, &c->server_source, c->server_fd,
+                                    c->connecting ? EPOLLOUT : EPOLLIN, on_io, c);
+        if (k < 0)
+                goto fail;
+        return c->connecting ? 0 : connection_update(c);
+fail:
+        log_warning("relay: cannot connect to %s: %s", r->target, strerror(-k));
+        connection_free(c);
+        return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Relay *r = userdata;
+        int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+        if (cfd < 0) {
+                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        log_warning("relay: accept() failed: %m");
+                return 0;
+        }
+        (void) connection_start(r, cfd);
+        return 0;
+}
+
+int relay_new(sd_event *e, int listen_fd, const char *target, Relay **ret) {
+        Relay *r = calloc(1, sizeof(Relay));
+        int k;
+
+        if (!r)
+                return -ENOMEM;
+        r->event = sd_event_ref(e);
+        r->target = strdup(target);
+        if (!r->target) {
+                relay_free(r);
+                return -ENOMEM;
+        }
+        k = sd_event_add_io(e, &r->listen_source, listen_fd, EPOLLIN, on_accept, r);
+        if (k < 0) {
+                relay_free(r);
+                return k;
+        }
+        *ret = r;
+        return 0;
+}
+
+Relay *relay_free(Relay *r) {
+        if (!r)
+                return NULL;
+        while (r->connections)
+                connection_free(r->connections);
+        sd_event_source_disable_unref(r->listen_source);
+        sd_event_unref(r->event);
+        free(r->target);
+        return mfree(r);
+}
+
+unsigned relay_connections(const Relay *r) {
+        return r->n_connections;
+}
