@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <dirent.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "conf-files.h"
@@ -48,77 +49,82 @@ static bool is_masked(const char *path) {
         return streq(target, "/dev/null");
 }
 
-static bool list_has(const ConfFileList *l, const char *name) {
-        for (size_t i = 0; i < l->n; i++)
-                if (streq(l->files[i].name, name))
-                        return true;
-        return false;
+typedef struct Entry {
+        char *name, *path;
+        unsigned priority;      /* index of the directory: lower wins */
+} Entry;
+
+static int cmp_entry(const void *a, const void *b) {
+        const Entry *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+        return c != 0 ? c : (x->priority > y->priority) - (x->priority < y->priority);
 }
 
-static int cmp_conf_file(const void *a, const void *b) {
-        return strcmp(((const ConfFile *) a)->name, ((const ConfFile *) b)->name);
-}
-
-static int scan_dir(const char *dir, const char *suffix, ConfFileList *l) {
+static int scan_dir(const char *dir, unsigned priority, const char *suffix,
+                    Entry **entries, size_t *n, size_t *allocated) {
         _cleanup_(closedir_p) DIR *d = NULL;
         struct dirent *de;
+        size_t s = strlen(suffix);
 
         d = opendir(dir);
         if (!d)
                 return errno == ENOENT || errno == ENOTDIR ? 0 : log_warning_errno(errno, "Failed to open %s: %m", dir);
 
-        while ((errno = 0, de = readdir(d))) {
-                size_t n = strlen(de->d_name), s = strlen(suffix);
-                ConfFile *f;
+        while ((de = readdir(d))) {
+                size_t l = strlen(de->d_name);
 
-                if (de->d_name[0] == '.' || n <= s || !streq(de->d_name + n - s, suffix))
+                if (de->d_name[0] == '.' || l <= s || !streq(de->d_name + l - s, suffix))
                         continue;
-                if (list_has(l, de->d_name))
-                        continue; /* masked by a higher directory */
-                f = realloc(l->files, sizeof(ConfFile) * (l->n + 1));
-                if (!f)
-                        return -ENOMEM;
-                l->files = f;
-                f = &l->files[l->n];
-                f->name = strdup(de->d_name);
-                f->path = strprintf("%s/%s", dir, de->d_name);
-                l->n++;
-                if (!f->name || !f->path)
+                if (*n >= *allocated) {
+                        size_t a = *allocated ? *allocated * 2 : 64;
+                        Entry *e = realloc(*entries, sizeof(Entry) * a);
+                        if (!e)
+                                return -ENOMEM;
+                        *entries = e;
+                        *allocated = a;
+                }
+                (*entries)[*n] = (Entry) { strdup(de->d_name), strprintf("%s/%s", dir, de->d_name), priority };
+                if (!(*entries)[(*n)++].name || !(*entries)[*n - 1].path)
                         return -ENOMEM;
         }
         return 0;
 }
 
+/* All directories are read, then sorted by name and priority: the first of each name is the
+ * one that counts (O(n log n) for many roles), and it is dropped if it is a mask. */
 int conf_files_list(char * const *dirs, const char *subdir, const char *suffix, ConfFileList *ret) {
+        Entry *entries = NULL;
+        size_t n = 0, allocated = 0;
         ConfFileList l = {};
-        size_t k = 0;
-        int r;
+        unsigned priority = 0;
+        int r = 0;
 
         STRV_FOREACH(d, dirs) {
                 _cleanup_free_ char *p = subdir ? strprintf("%s/%s", *d, subdir) : strdup(*d);
-                if (!p) {
-                        conf_file_list_done(&l);
-                        return -ENOMEM;
-                }
-                r = scan_dir(p, suffix, &l);
-                if (r < 0) {
-                        conf_file_list_done(&l);
-                        return r;
-                }
+                r = p ? scan_dir(p, priority++, suffix, &entries, &n, &allocated) : -ENOMEM;
+                if (r < 0)
+                        break;
         }
-
-        /* Drop masked entries now that they have shadowed lower directories. */
-        for (size_t i = 0; i < l.n; i++) {
-                if (is_masked(l.files[i].path)) {
-                        free(l.files[i].name);
-                        free(l.files[i].path);
-                        continue;
+        if (r >= 0 && n > 1)
+                qsort(entries, n, sizeof(Entry), cmp_entry);
+        if (r >= 0 && n > 0 && !(l.files = calloc(n, sizeof(ConfFile))))
+                r = -ENOMEM;
+        /* decide first, free after: each decision looks at the previous entry's name */
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if ((i == 0 || !streq(entries[i].name, entries[i - 1].name)) && !is_masked(entries[i].path)) {
+                        l.files[l.n++] = (ConfFile) { entries[i].name, entries[i].path };
+                        entries[i].priority = UINT_MAX; /* taken */
                 }
-                l.files[k++] = l.files[i];
+        for (size_t i = 0; i < n; i++)
+                if (r < 0 || entries[i].priority != UINT_MAX) {
+                        free(entries[i].name);
+                        free(entries[i].path);
+                }
+        free(entries);
+        if (r < 0) {
+                conf_file_list_done(&l);
+                return r;
         }
-        l.n = k;
-        if (l.n > 1)
-                qsort(l.files, l.n, sizeof(ConfFile), cmp_conf_file);
         *ret = l;
         return 0;
 }
