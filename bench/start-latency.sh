@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Start latency of an agent: from just before "systemctl start agent@ROLE" to the agent's
+# first instruction, beside systemd-run --wait with the same sandbox properties, with a
+# hand-typed hardening set, with none, and "systemd-run --wait /bin/true" as the floor.
+#
+#   bench/start-latency.sh BUILD_DIR
+#
+# BUILD_DIR must be configured with --prefix=/usr (it is installed over the container's
+# /usr), e.g.:  meson setup /tmp/build-bench --prefix=/usr && ninja -C /tmp/build-bench
+#
+# It boots a throwaway systemd as PID 1 with tests/integration/nspawn-run.sh (systemd-nspawn
+# over the host's /usr with the build overlaid; nothing on the host is started or changed)
+# and runs bench/start-latency-suite.sh in it. Needs root, systemd-nspawn and a C compiler
+# with a static libc (Debian: libc6-dev).
+#
+# Environment:
+#   ITERATIONS=30      samples per variant (interleaved: one of each variant per round)
+#   WARMUP=3           rounds before those, not recorded
+#   GAP=1.2            seconds of quiet before each sample in the second ("spaced") pass;
+#                      the first pass runs the samples back to back
+#   BENCH_TAP=FILE     also keep the suite's whole TAP output (every sample) in FILE
+#   BENCH_REV=…        what to call the source in the header (default: git describe)
+set -euo pipefail
+
+build=$(realpath "${1:?usage: $0 BUILD_DIR (configured with --prefix=/usr)}")
+src=$(cd "$(dirname "$0")/.." && pwd)
+ITERATIONS=${ITERATIONS:-30}
+WARMUP=${WARMUP:-3}
+GAP=${GAP:-1.2}
+
+die() { echo "start-latency.sh: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (systemd-nspawn)"
+grep -q '^#define CLOISTER_SHIM_PATH "/usr/' "$build/config.h" 2>/dev/null ||
+        die "$build is not configured with --prefix=/usr (meson setup $build --prefix=/usr)"
+ninja -C "$build" >/dev/null
+
+tmp=$(mktemp -d /tmp/cloister-start-latency.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/payload"
+${CC:-cc} -O2 -static -o "$tmp/payload/stamp" "$src/bench/stamp.c" ||
+        die "cannot build a static bench/stamp.c (Debian: apt-get install libc6-dev)"
+echo "$ITERATIONS" > "$tmp/payload/iterations"
+echo "$WARMUP" > "$tmp/payload/warmup"
+echo "$GAP" > "$tmp/payload/gap"
+
+echo "# cloister start latency"
+echo "# build:   $build (source ${BENCH_REV:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')})"
+echo "# machine: $(nproc) CPU(s), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
+
+CLOISTER_NSPAWN_PAYLOAD=$tmp/payload CLOISTER_NSPAWN_TIMEOUT=${CLOISTER_NSPAWN_TIMEOUT:-1500} \
+        "$src/tests/integration/nspawn-run.sh" "$build" "$src" "$src/bench/start-latency-suite.sh" > "$tmp/tap" || true
+[ -n "${BENCH_TAP:-}" ] && cp "$tmp/tap" "$BENCH_TAP"
+
+# Everything but the raw samples; the results table is in the "# " lines.
+grep -v '^# sample ' "$tmp/tap" | sed 's/^# //'
+grep -q '^not ok' "$tmp/tap" && die "some variants failed (see above)"
+grep -q '^1\.\.[1-9]' "$tmp/tap" || die "the container produced no results"
+exit 0
