@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lib/sse-filter.c: a streamed LLM response passes byte for byte, whatever the chunking, with
+ * its usage read on the way; with strip_usage_chunk exactly the usage-only chunk we asked for
+ * on the caller's behalf is dropped (§8). */
+
+#include "sse-filter.h"
+#include "tap.h"
+
+#define CHUNK(s) "data: " s "\n\n"
+#define FIRST CHUNK("{\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}],\"usage\":null}")
+#define HELLO CHUNK("{\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi \\\"usage\\\"\"}}],\"usage\":null}")
+#define STOP  CHUNK("{\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}")
+#define USAGE CHUNK("{\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":2,\"total_tokens\":11}}")
+#define DONE  "data: [DONE]\n\n"
+
+static const char stream[] = ": OPENROUTER PROCESSING\n\n" FIRST HELLO "event: message\n" STOP USAGE DONE;
+static const char stripped[] = ": OPENROUTER PROCESSING\n\n" FIRST HELLO "event: message\n" STOP DONE;
+
+typedef enum Chunking { ONE_BYTE, RANDOM, WHOLE } Chunking;
+
+typedef struct Run {
+        char *out;
+        size_t n;
+        TokenUsage usage;
+        int r;
+} Run;
+
+/* Feeds `in` in the given chunking, then finishes. */
+static Run run(const char *in, size_t n, bool strip, Chunking how, unsigned seed) {
+        _cleanup_(sse_filter_freep) SseFilter *f = sse_filter_new(strip);
+        Run x = {};
+
+        if (!f)
+                tap_bail_out("out of memory");
+        srand(seed);
+        for (size_t i = 0, l; i < n && x.r >= 0; i += l) {
+                l = how == ONE_BYTE ? 1 : how == WHOLE ? n : 1 + (size_t) rand() % 97;
+                if (l > n - i)
+                        l = n - i;
+                x.r = sse_filter_feed(f, in + i, l, &x.out, &x.n);
+        }
+        if (x.r >= 0)
+                x.r = sse_filter_finish(f, &x.out, &x.n);
+        x.usage = *sse_filter_usage(f);
+        return x;
+}
+
+static bool same(const Run *x, const char *expected, size_t n) {
+        return x->r == 0 && x->n == n && (n == 0 || memcmp(x->out, expected, n) == 0);
+}
+
+static void test_pass_through_is_byte_identical(void) {
+        static const char crlf[] = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\r\n\r\n: c\r\rdata: x\r\n\n\r";
+        Run x = run(stream, strlen(stream), false, ONE_BYTE, 0);
+
+        ok(same(&x, stream, strlen(stream)), "without strip, one byte at a time: output equals input");
+        ok(x.usage.seen, "without strip, usage is read from a copy");
+        is_u64(x.usage.prompt_tokens, 9, "prompt_tokens from the usage chunk");
+        is_u64(x.usage.completion_tokens, 2, "completion_tokens from the usage chunk");
+        free(x.out);
+
+        for (unsigned seed = 1; seed <= 200; seed++) {
+                x = run(stream, strlen(stream), false, RANDOM, seed);
+                if (!ok(same(&x, stream, strlen(stream)) && x.usage.prompt_tokens == 9,
+                        "without strip, random chunks (seed %u): output equals input, usage read", seed))
+                        diag("got %zu bytes: %s", x.n, strempty(x.out));
+                free(x.out);
+        }
+
+        x = run(crlf, strlen(crlf), false, ONE_BYTE, 0);
+        ok(same(&x, crlf, strlen(crlf)), "without strip, CR/CRLF stream: output equals input");
+        is_u64(x.usage.prompt_tokens, 1, "usage read from a CRLF event");
+        free(x.out);
+}
+
+static void test_strip_drops_only_the_usage_chunk(void) {
+        Run x;
+
+        for (Chunking how = ONE_BYTE; how <= WHOLE; how++)
+                for (unsigned seed = 1; seed <= (how == RANDOM ? 200U : 1U); seed++) {
+                        x = run(stream, strlen(stream), true, how, seed);
+                        if (!ok(same(&x, stripped, strlen(stripped)),
+                                "with strip (chunking %d, seed %u): only the usage chunk is gone", how, seed))
+                                diag("got: %s", strempty(x.out));
+                        ok(x.usage.seen && x.usage.prompt_tokens == 9 && x.usage.completion_tokens == 2,
+                           "with strip (chunking %d, seed %u): usage still read", how, seed);
+                        free(x.out);
+                }
+        x = run(stream, strlen(stream), true, WHOLE, 0);
+        like(x.out, ": OPENROUTER PROCESSING\n\n", "comments are kept");
+        like(x.out, "event: message\n", "event: lines are kept");
+        like(x.out, DONE, "[DONE] is kept");
+        unlike(x.out, "\"choices\":[]", "the usage-only chunk is dropped");
+        free(x.out);
+}
+
+static void test_strip_keeps_other_usage(void) {
+        /* vLLM and others put usage on the last chunk with choices: that is content, keep it. */
+        static const char in[] =
+                CHUNK("{\"choices\":[{\"delta\":{\"content\":\"x\"}}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}")
+                CHUNK("{\"choices\":[],\"usage\":null}")
+                CHUNK("{\"choices\":{},\"usage\":{\"prompt_tokens\":6}}")
+                CHUNK("{\"usage\":{\"prompt_tokens\":7}}")
+                CHUNK("[{\"choices\":[],\"usage\":{\"prompt_tokens\":8}}]")
+                DONE;
+        Run x = run(in, strlen(in), true, ONE_BYTE, 0);
+
+        ok(same(&x, in, strlen(in)), "usage with choices, null usage, non-array choices, no choices, an array: all kept");
+        is_u64(x.usage.prompt_tokens, 7, "the last usage object in a data event is the one counted");
+        free(x.out);
+}
+
+static void test_crlf_and_cr_events(void) {
+        static const char in[] =
+                "data: {\"choices\":[{}],\"usage\":null}\r\n\r\n"
+                "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4}}\r\n\r\n"
+                "data: [DONE]\r\n\r\n";
+        static const char out[] = "data: {\"choices\":[{}],\"usage\":null}\r\n\r\n" "data: [DONE]\r\n\r\n";
+        static const char cr[] = ": hi\r\rdata: {\"choices\":[],\"usage\":{\"prompt_tokens\":2}}\r\rdata: [DONE]\r\r";
+        static const char mixed[] = "data: a\n\r\ndata: {\"choices\":[],\r\ndata: \"usage\":{\"prompt_tokens\":1}}\r\n\ndata: b\r\n\r\n";
+
+        for (Chunking how = ONE_BYTE; how <= WHOLE; how++) {
+                Run x = run(in, strlen(in), true, how, 7);
+                ok(same(&x, out, strlen(out)), "CRLF events (chunking %d): the usage event is dropped with its CRLFs", how);
+                is_u64(x.usage.completion_tokens, 4, "CRLF events (chunking %d): usage read", how);
+                free(x.out);
+
+                x = run(cr, strlen(cr), true, how, 7);
+                ok(same(&x, ": hi\r\rdata: [DONE]\r\r", strlen(": hi\r\rdata: [DONE]\r\r")),
+                   "CR-only events (chunking %d): the usage event is dropped", how);
+                is_u64(x.usage.prompt_tokens, 2, "CR-only events (chunking %d): usage read", how);
+                free(x.out);
+
+                x = run(mixed, strlen(mixed), true, how, 7);
+                ok(same(&x, "data: a\n\r\ndata: b\r\n\r\n", strlen("data: a\n\r\ndata: b\r\n\r\n")),
+                   "mixed line ends (chunking %d): the usage event is dropped", how);
+                free(x.out);
+        }
+}
+
+static void test_multi_line_data(void) {
+        static const char in[] = "data: {\"choices\": [],\ndata:\"usage\":\ndata: {\"prompt_tokens\": 20,\n"
+                                 "id: 1\ndata:  \"completion_tokens\": 30}}\n\n" DONE;
+        Run x = run(in, strlen(in), true, ONE_BYTE, 0);
+
+        ok(same(&x, DONE, strlen(DONE)), "a usage-only chunk split over data: lines is dropped whole");
+        is_u64(x.usage.prompt_tokens, 20, "multi-line data: prompt_tokens");
+        is_u64(x.usage.completion_tokens, 30, "multi-line data: completion_tokens (one space after the colon is the SSE separator)");
+        free(x.out);
+
+        static const char bare[] = "data: {\"usage\":{\"prompt_tokens\":1}\ndata\ndata: }\n\n";
+        x = run(bare, strlen(bare), false, WHOLE, 0);
+        is_u64(x.usage.prompt_tokens, 1, "a \"data\" line without a colon adds an empty line to the data");
+        free(x.out);
+}
+
+static void test_finish(void) {
+        static const char partial[] = FIRST "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1}}";
+        static const char cr_end[] = FIRST "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4}}\r\r";
+        Run x = run(partial, strlen(partial), true, ONE_BYTE, 0);
+
+        ok(same(&x, partial, strlen(partial)), "an incomplete last event passes unchanged at finish");
+        ok(!x.usage.seen, "an incomplete last event is not dispatched: its usage is not read");
+        free(x.out);
+
+        x = run(cr_end, strlen(cr_end), true, ONE_BYTE, 0);
+        ok(same(&x, FIRST, strlen(FIRST)), "an event ending in \"\\r\\r\" at end of stream is complete: dropped");
+        is_u64(x.usage.prompt_tokens, 4, "…and its usage read");
+        free(x.out);
+
+        x = run("", 0, true, WHOLE, 0);
+        ok(x.r == 0 && x.n == 0 && !x.out, "an empty stream forwards nothing");
+        free(x.out);
+}
+
+static void test_bom_and_field_forms(void) {
+        static const char in[] = "\xEF\xBB\xBF" "data:{\"choices\":[],\"usage\":{\"prompt_tokens\":11}}\n\n" DONE;
+        Run x = run(in, strlen(in), true, ONE_BYTE, 0);
+
+        ok(same(&x, DONE, strlen(DONE)), "a byte order mark and \"data:\" without a space: the usage chunk is still recognised");
+        is_u64(x.usage.prompt_tokens, 11, "usage read after a byte order mark");
+        free(x.out);
+}
+
+static void test_held_buffer_cap(void) {
+        size_t big = SSE_FILTER_HELD_MAX + SSE_FILTER_HELD_MAX / 2;
+        _cleanup_free_ char *payload = malloc(big);
+        _cleanup_(sse_filter_freep) SseFilter *f = sse_filter_new(true);
+        char *out = NULL;
+        size_t n = 0, fed = 0;
+        bool forwarded_early = false;
+
+        if (!payload || !f)
+                tap_bail_out("out of memory");
+        memset(payload, 'x', big);
+        memcpy(payload, "data: ", 6);
+        for (size_t i = 0; i < big; i += 65536) {
+                size_t l = big - i < 65536 ? big - i : 65536;
+                is_int(sse_filter_feed(f, payload + i, l, &out, &n), 0, "feed 64 KiB of one unfinished event at %zu", i);
+                fed += l;
+                if (fed > SSE_FILTER_HELD_MAX && n == fed)
+                        forwarded_early = true;
+                if (fed <= SSE_FILTER_HELD_MAX)
+                        is_u64(n, 0, "below the cap the unfinished event is held back");
+        }
+        ok(forwarded_early, "past the cap the held bytes are forwarded before the event ends");
+        is_u64(n, big, "all bytes of the oversized event are forwarded");
+        ok(n == big && memcmp(out, payload, big) == 0, "…unchanged");
+
+        is_int(sse_filter_feed(f, "\n\n" USAGE DONE, strlen("\n\n" USAGE DONE), &out, &n), 0, "the rest of the stream");
+        is_int(sse_filter_finish(f, &out, &n), 0, "finish");
+        is_u64(n, big + strlen("\n\n" USAGE DONE), "after the cap stripping stopped: the usage chunk passes");
+        like(out + big, "\"choices\":[]", "the usage-only chunk is forwarded once stripping stopped");
+        is_u64(sse_filter_usage(f)->prompt_tokens, 9, "usage is still read after the cap");
+        free(out);
+
+        /* Without strip: the oversized event is skipped for parsing, the next one is read. */
+        _cleanup_(sse_filter_freep) SseFilter *g = sse_filter_new(false);
+        out = NULL;
+        n = 0;
+        for (size_t i = 0; i < big; i += 65536)
+                (void) sse_filter_feed(g, payload + i, big - i < 65536 ? big - i : 65536, &out, &n);
+        is_int(sse_filter_feed(g, "\r\n\r" USAGE, strlen("\r\n\r" USAGE), &out, &n), 0, "end of the oversized event, then usage");
+        ok(n == big + strlen("\r\n\r" USAGE) && memcmp(out, payload, big) == 0, "without strip all bytes pass unchanged");
+        is_u64(sse_filter_usage(g)->completion_tokens, 2, "the event after an oversized one is parsed");
+        free(out);
+}
+
+/* Streams assembled from random pieces, heavy in CR/LF combinations: what strip forwards must
+ * not depend on where the chunk boundaries fall, and pass-through must equal the input. */
+static void test_chunking_never_matters(void) {
+        static const char *const pieces[] = {
+                "\r", "\n", "\r\n", "data: x", "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3}}",
+                ": c", "event: e", "data:", "\r\r", "\n\n",
+        };
+        char in[1024];     /* 12 pieces of at most 60 bytes */
+        bool all_same = true, all_pass = true;
+
+        srand(42);
+        for (unsigned i = 0; i < 300; i++) {
+                size_t n = 0;
+
+                for (unsigned k = 0; k < 12; k++) {
+                        const char *p = pieces[(size_t) rand() % ELEMENTSOF(pieces)];
+                        memcpy(in + n, p, strlen(p));
+                        n += strlen(p);
+                }
+                Run whole = run(in, n, true, WHOLE, 0), bytes = run(in, n, true, ONE_BYTE, 0),
+                    random = run(in, n, true, RANDOM, i), pass = run(in, n, false, RANDOM, i);
+
+                if (!same(&bytes, whole.out, whole.n) || !same(&random, whole.out, whole.n) ||
+                    whole.usage.seen != bytes.usage.seen || whole.usage.seen != random.usage.seen) {
+                        if (all_same)
+                                diag("stream %u differs with chunking: \"%.*s\"", i, (int) n, in);
+                        all_same = false;
+                }
+                all_pass = all_pass && same(&pass, in, n) && pass.usage.seen == whole.usage.seen;
+                free(whole.out);
+                free(bytes.out);
+                free(random.out);
+                free(pass.out);
+        }
+        ok(all_same, "300 random CR/LF-heavy streams: strip output and usage do not depend on chunking");
+        ok(all_pass, "300 random CR/LF-heavy streams: pass-through output equals input");
+}
+
+int main(void) {
+        test_pass_through_is_byte_identical();
+        test_strip_drops_only_the_usage_chunk();
+        test_strip_keeps_other_usage();
+        test_crlf_and_cr_events();
+        test_multi_line_data();
+        test_finish();
+        test_bom_and_field_forms();
+        test_held_buffer_cap();
+        test_chunking_never_matters();
+        return tap_done();
+}
