@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <curl/curl.h>
+#include <systemd/sd-event.h>
+
+/* libcurl's multi interface driven by sd-event (as systemd's curl-util does): curl tells us
+ * which sockets to watch and when to time out; sd-event tells curl when they are ready. */
+typedef struct CurlGlue CurlGlue;
+
+/* Called once per finished transfer (success or error), after it left the multi handle. */
+typedef void (*curl_glue_done_t)(CurlGlue *g, CURL *easy, CURLcode result);
+
+int curl_glue_new(sd_event *e, curl_glue_done_t done, CurlGlue **ret);
+CurlGlue *curl_glue_free(CurlGlue *g);
+
+int curl_glue_add(CurlGlue *g, CURL *easy);
+/* Removes a transfer that has not finished (the caller went away): curl closes the upstream
+ * connection, which cancels the request there. */
+void curl_glue_remove(CurlGlue *g, CURL *easy);
+/* After a write callback returned CURL_WRITEFUNC_PAUSE, resume it. */
+void curl_glue_unpause(CurlGlue *g, CURL *easy);

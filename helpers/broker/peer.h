@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <sys/types.h>
+
+/* Who is on the other end of a broker connection, as PID 1 attests it: SO_PEERCRED gives
+ * the PID, its cgroup gives the unit. Nothing the caller sends is consulted (§8). */
+typedef struct Peer {
+        pid_t pid;
+        char *unit;     /* "agent@reviewer.service", or NULL */
+        char *role;     /* "reviewer" for agent@reviewer.service and agent-run@reviewer.ID.service */
+} Peer;
+
+void peer_done(Peer *p);
+int peer_identify(int fd, Peer *ret);
+
+/* The role of a unit name, or NULL: agent@ROLE.service, and the transient sealed runs of
+ * cloisterctl, agent-run@ROLE.ID.service (ID: letters and digits). */
+char *peer_role_of_unit(const char *unit);

@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One broker request: identity, route, policy, the upstream call, and the streamed answer. */
+#include <time.h>
+
+#include "audit.h"
+#include "broker-route.h"
+#include "broker.h"
+#include "header-filter.h"
+#include "log.h"
+#include "openai-body.h"
+#include "peer.h"
+#include "sse-filter.h"
+
+/* Upstream bytes held for a slow caller before curl is paused. */
+#define OUT_HIGH_WATER (256 * 1024)
+/* A non-streamed JSON answer is also kept up to this size, to count its usage. */
+#define USAGE_COPY_MAX (4 * 1024 * 1024)
+
+typedef struct Request {
+        Broker *broker;
+        struct MHD_Connection *conn;
+        Peer peer;
+        const Role *role;
+        RateLimit *limit;
+        BrokerRoute route;
+        int route_error;        /* from broker_route_parse(): -ENOENT 404, -EINVAL 400 */
+        char *method, *path;
+        uint64_t start;
+
+        char *body;
+        size_t body_n;
+        uint64_t max_body;
+        bool body_done, responded;
+
+        /* upstream */
+        CURL *easy;
+        struct curl_slist *headers;
+        const char *upstream_name;
+        OpenAIRequest oa;
+        char *send_body;
+        size_t send_n;
+        long status;
+        struct curl_slist *resp_headers;  /* "Name: value", allowed ones only */
+        bool headers_done, upstream_done, paused, suspended, is_sse, started;
+        CURLcode result;
+        SseFilter *sse;
+        char *copy;                       /* JSON answer, for its usage */
+        size_t copy_n;
+
+        /* answer bytes not yet taken by MHD */
+        char *out;
+        size_t out_n, out_off;
+
+        TokenUsage usage;
+        uint64_t bytes_in, bytes_out;
+        unsigned status_sent;
+        const char *error;
+} Request;
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static void request_free(Request *q) {
+        if (q->easy) {
+                curl_glue_remove(q->broker->curl, q->easy);  /* the caller went away: cancel */
+                curl_easy_cleanup(q->easy);
+        }
+        curl_slist_free_all(q->headers);
+        curl_slist_free_all(q->resp_headers);
+        peer_done(&q->peer);
+        broker_route_done(&q->route);
+        openai_request_done(&q->oa);
+        sse_filter_free(q->sse);
+        free(q->method);
+        free(q->path);
+        free(q->body);
+        free(q->send_body);
+        free(q->copy);
+        free(q->out);
+        free(q);
+}
+
+/* ---- answers the broker gives itself ------------------------------------------------- */
+
+static const char *error_type(unsigned status) {
+        switch (status) {
+        case 400: return "invalid_request_error";
+        case 403: return "permission_error";
+        case 404: return "not_found_error";
+        case 413: return "request_too_large";
+        case 429: return "rate_limit_error";
+        case 504: return "timeout_error";
+        default:  return "api_error";
+        }
+}
+
+static enum MHD_Result respond_json(Request *q, unsigned status, const char *json, unsigned retry_after) {
+        struct MHD_Response *resp;
+        enum MHD_Result ret;
+
+        resp = MHD_create_response_from_buffer(strlen(json), (void *) json, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return MHD_NO;
+        MHD_add_response_header(resp, "Content-Type", "application/json");
+        if (retry_after > 0) {
+                char v[16];
+                snprintf(v, sizeof v, "%u", retry_after);
+                MHD_add_response_header(resp, "Retry-After", v);
+        }
+        ret = MHD_queue_response(q->conn, status, resp);
+        MHD_destroy_response(resp);
+        q->responded = true;
+        q->status_sent = status;
+        q->bytes_out += strlen(json);
+        return ret;
+}
+
+/* OpenAI-style error (§8): {"error":{"message","type","code"}}. */
+static enum MHD_Result respond_error(Request *q, unsigned status, const char *code, const char *message,
+                                     unsigned retry_after) {
+        _cleanup_free_ char *json = NULL;
+
+        /* message and code are the broker's own fixed strings: no escaping needed */
+        json = strprintf("{\"error\":{\"message\":\"%s\",\"type\":\"%s\",\"code\":\"%s\"}}\n",
+                         message, error_type(status), code);
+        q->error = code;
+        return json ? respond_json(q, status, json, retry_after) : MHD_NO;
+}
+
+/* ---- policy --------------------------------------------------------------------------- */
+
+static const Upstream *named_upstream(Request *q, const char *kind) {
+        const Upstream *u = cloister_conf_find_upstream(q->broker->config->conf, q->route.name);
+        if (!u || !streq_ptr(u->kind, kind) || !strv_contains(q->role->broker_allow, q->route.name))
+                return NULL;
+        return u;
+}
+
+/* Checks made before any byte of the body is read. Returns MHD_YES to go on reading, or
+ * the result of queuing the refusal. *done is set when an answer was queued. */
+static enum MHD_Result admit(Request *q, bool *done) {
+        const char *cl = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, "Content-Length");
+        unsigned retry = 0;
+        int r;
+
+        *done = true;
+        if (q->route.kind == BROKER_ROUTE_HEALTH)
+                return respond_json(q, 200, "{\"status\":\"ok\"}\n", 0);
+        if (!q->role)
+                return respond_error(q, 403, "unknown_peer", "the caller is not a cloister agent unit", 0);
+        if (q->role->network != NETWORK_DAEMON_ONLY)
+                return respond_error(q, 403, "not_daemon_only", "this role has no broker access (Network= is not daemon-only)", 0);
+        switch (q->route.kind) {
+        case BROKER_ROUTE_LLM:
+                if (!q->broker->config->llm_endpoint)
+                        return respond_error(q, 403, "no_llm", "no LLM endpoint is configured", 0);
+                q->upstream_name = "llm";
+                break;
+        case BROKER_ROUTE_UPSTREAM:
+                if (!named_upstream(q, "http"))
+                        return respond_error(q, 403, "upstream_not_allowed", "this role may not use this upstream", 0);
+                q->upstream_name = q->route.name;
+                break;
+        case BROKER_ROUTE_MCP:
+                /* Fail closed until the per-role tool allow-list is enforced. */
+                return respond_error(q, 403, "mcp_not_available", "MCP upstreams are not available in this version", 0);
+        default:
+                if (q->route_error == -EINVAL)
+                        return respond_error(q, 400, "bad_path", "the path is not acceptable", 0);
+                return respond_error(q, 404, "no_route", "no such route", 0);
+        }
+
+        q->max_body = q->role->broker.max_request_bytes;
+        if (cl) {
+                char *end;
+                unsigned long long n = strtoull(cl, &end, 10);
+                if (*end || end == cl)
+                        return respond_error(q, 400, "bad_content_length", "invalid Content-Length", 0);
+                if (q->max_body != UNSET_U64 && n > q->max_body)
+                        return respond_error(q, 413, "request_too_large", "the request body exceeds MaxRequestBytes=", 0);
+        }
+        r = rate_limit_admit(q->limit, &q->role->broker, now_usec(), &retry);
+        if (r == -EBUSY)
+                return respond_error(q, 429, "too_many_concurrent", "MaxConcurrent= requests are already running", 1);
+        if (r < 0)
+                return respond_error(q, 429, "rate_limited", "RequestsPerMinute= or TokensPerMinute= reached", retry);
+        q->started = true; /* holds a slot until completion */
+        *done = false;
+        return MHD_YES;
+}
+
+/* ---- upstream ------------------------------------------------------------------------- */
+
+static void out_append(Request *q, const char *data, size_t n) {
+        if (n == 0)
+                return;
+        if (q->out_off > 0 && q->out_off == q->out_n)
+                q->out_off = q->out_n = 0;
+        char *o = realloc(q->out, q->out_n + n);
+        if (!o)
+                return; /* dropped bytes would corrupt the stream: end it */
+        q->out = o;
+        memcpy(q->out + q->out_n, data, n);
+        q->out_n += n;
+}
+
+static void resume(Request *q) {
+        if (q->suspended) {
+                q->suspended = false;
+                MHD_resume_connection(q->conn);
+                broker_kick(q->broker);
+        }
+}
+
+static size_t on_header(char *buf, size_t size, size_t n, void *userdata) {
+        Request *q = userdata;
+        size_t len = size * n, l = len;
+        char *line;
+
+        while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
+                l--;
+        if (l == 0) {
+                if (q->status >= 200) {
+                        q->headers_done = true;
+                        resume(q);
+                }
+                return len;
+        }
+        line = strndup(buf, l);
+        if (!line)
+                return 0;
+        if (startswith(line, "HTTP/")) {
+                const char *sp = strchr(line, ' ');
+                q->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+                curl_slist_free_all(q->resp_headers);
+                q->resp_headers = NULL;
+                q->is_sse = false;
+        } else {
+                char *colon = strchr(line, ':');
+                if (colon) {
+                        *colon = 0;
+                        if (strcasecmp(line, "Content-Type") == 0 && strstr(colon + 1, "text/event-stream"))
+                                q->is_sse = true;
+                        if (header_response_allowed(line)) {
+                                *colon = ':';
+                                q->resp_headers = curl_slist_append(q->resp_headers, line);
+                        }
+                }
+        }
+        free(line);
+        return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
+        Request *q = userdata;
+        size_t len = size * n;
+
+        if (q->out_n - q->out_off > OUT_HIGH_WATER) {
+                q->paused = true;
+                return CURL_WRITEFUNC_PAUSE;   /* backpressure from a slow caller */
+        }
+        if (q->is_sse) {
+                _cleanup_free_ char *fwd = NULL;
+                size_t fwd_n = 0;
+                if (!q->sse && !(q->sse = sse_filter_new(q->oa.strip_usage_chunk)))
+                        return 0;
+                if (sse_filter_feed(q->sse, data, len, &fwd, &fwd_n) < 0)
+                        return 0;
+                out_append(q, fwd, fwd_n);
+        } else {
+                out_append(q, data, len);
+                if (q->copy_n + len <= USAGE_COPY_MAX) {
+                        char *c = realloc(q->copy, q->copy_n + len);
+                        if (c) {
+                                memcpy(c + q->copy_n, data, len);
+                                q->copy = c;
+                                q->copy_n += len;
+                        }
+                }
+        }
+        resume(q);
+        return len;
+}
+
+void request_curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
+        Request *q = NULL;
+
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **) &q);
+        if (!q)
+                return;
+        q->upstream_done = true;
+        q->result = result;
+        if (q->sse) {
+                _cleanup_free_ char *fwd = NULL;
+                size_t fwd_n = 0;
+                if (sse_filter_finish(q->sse, &fwd, &fwd_n) >= 0)
+                        out_append(q, fwd, fwd_n);
+                q->usage = *sse_filter_usage(q->sse);
+        } else if (q->copy && result == CURLE_OK)
+                (void) openai_response_usage(q->copy, q->copy_n, &q->usage);
+        curl_easy_cleanup(q->easy);
+        q->easy = NULL;
+        resume(q);
+}
+
+static int build_upstream(Request *q) {
+        const BrokerConfig *c = q->broker->config;
+        _cleanup_free_ char *url = NULL, *auth = NULL;
+        const char *base, *model;
+        int r;
+
+        if (q->route.kind == BROKER_ROUTE_LLM) {
+                base = c->llm_endpoint;
+                model = broker_config_role_model(c, q->role);
+                r = openai_request_rewrite(q->body, q->body_n, model, &q->oa, &q->send_body, &q->send_n);
+                if (r < 0)
+                        return r;
+                if (c->llm_api_key)
+                        auth = strprintf("Authorization: Bearer %s", c->llm_api_key);
+        } else {
+                const Upstream *u = cloister_conf_find_upstream(c->conf, q->route.name);
+                _cleanup_free_ char *secret = NULL;
+                base = u->url;
+                if (u->auth_credential && broker_credential_read(u->auth_credential, &secret) >= 0)
+                        auth = strprintf("%s: %s", u->auth_header ?: "Authorization", secret);
+                if (secret)
+                        explicit_bzero(secret, strlen(secret));
+        }
+        /* base ends without "/"; rest starts with "/" */
+        url = strprintf("%.*s%s", (int) (strlen(base) - (base[strlen(base) - 1] == '/')), base, q->route.rest);
+        if (!url)
+                return -ENOMEM;
+
+        q->easy = curl_easy_init();
+        if (!q->easy)
+                return -ENOMEM;
+        curl_easy_setopt(q->easy, CURLOPT_URL, url);
+        curl_easy_setopt(q->easy, CURLOPT_PRIVATE, q);
+        curl_easy_setopt(q->easy, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(q->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(q->easy, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_easy_setopt(q->easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+        /* idle, not total: a stream may run for long, but never silently */
+        curl_easy_setopt(q->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(q->easy, CURLOPT_LOW_SPEED_TIME, (long) ((c->idle_timeout + 999999) / 1000000));
+        curl_easy_setopt(q->easy, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(q->easy, CURLOPT_HEADERDATA, q);
+        curl_easy_setopt(q->easy, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(q->easy, CURLOPT_WRITEDATA, q);
+        curl_easy_setopt(q->easy, CURLOPT_CUSTOMREQUEST, q->method);
+        if (q->body_n > 0 || q->send_body) {
+                curl_easy_setopt(q->easy, CURLOPT_POSTFIELDS, q->send_body ?: q->body);
+                curl_easy_setopt(q->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (q->send_body ? q->send_n : q->body_n));
+        } else if (streq(q->method, "GET"))
+                curl_easy_setopt(q->easy, CURLOPT_HTTPGET, 1L);
+
+        /* Headers: an allow-list of the caller's, then the upstream's credentials. curl's own
+         * Expect: and Accept: defaults are suppressed so only these go out. */
+        q->headers = curl_slist_append(q->headers, "Expect:");
+        q->headers = curl_slist_append(q->headers, "Accept:");
+        if (auth) {
+                q->headers = curl_slist_append(q->headers, auth);
+                explicit_bzero(auth, strlen(auth));
+        }
+        return 0;
+}
+
+static enum MHD_Result copy_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        Request *q = cls;
+
+        if (header_request_allowed(key)) {
+                _cleanup_free_ char *h = strprintf("%s: %s", key, value);
+                if (h)
+                        q->headers = curl_slist_append(q->headers, h);
+        }
+        return MHD_YES;
+}
+
+static enum MHD_Result start_upstream(Request *q) {
+        int r = build_upstream(q);
+
+        if (r == -EBADMSG)
+                return respond_error(q, 400, "invalid_json", "the request body is not a JSON object", 0);
+        if (r < 0)
+                return respond_error(q, 500, "internal_error", "the broker could not prepare the request", 0);
+        MHD_get_connection_values(q->conn, MHD_HEADER_KIND, copy_header, q);
+        curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
+        if (curl_glue_add(q->broker->curl, q->easy) < 0)
+                return respond_error(q, 500, "internal_error", "the broker could not start the request", 0);
+        q->suspended = true;
+        MHD_suspend_connection(q->conn);
+        return MHD_YES;
+}
+
+/* ---- the answer ----------------------------------------------------------------------- */
+
+static ssize_t read_answer(void *cls, uint64_t pos, char *buf, size_t max) {
+        Request *q = cls;
+        size_t avail = q->out_n - q->out_off;
+
+        if (avail > 0) {
+                size_t n = avail < max ? avail : max;
+                memcpy(buf, q->out + q->out_off, n);
+                q->out_off += n;
+                q->bytes_out += n;
+                if (q->paused && q->out_n - q->out_off < OUT_HIGH_WATER / 2 && q->easy) {
+                        q->paused = false;
+                        curl_glue_unpause(q->broker->curl, q->easy);
+                }
+                return (ssize_t) n;
+        }
+        if (q->upstream_done)
+                return q->result == CURLE_OK ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+        /* nothing yet: wait for curl without spinning */
+        q->suspended = true;
+        MHD_suspend_connection(q->conn);
+        return 0;
+}
+
+static enum MHD_Result respond_upstream(Request *q) {
+        struct MHD_Response *resp;
+        enum MHD_Result ret;
+
+        if (!q->headers_done) {
+                /* no answer from upstream at all */
+                if (q->result == CURLE_OPERATION_TIMEDOUT)
+                        return respond_error(q, 504, "upstream_timeout", "the upstream sent nothing for IdleTimeout=", 0);
+                return respond_error(q, 502, "upstream_unreachable", "the upstream could not be reached", 0);
+        }
+        if (q->route.kind == BROKER_ROUTE_LLM && streq(q->route.rest, "/models") &&
+            broker_config_role_model(q->broker->config, q->role) && q->upstream_done && q->status == 200) {
+                _cleanup_free_ char *json = NULL;
+                size_t n;
+                if (openai_models_filter(q->out, q->out_n, broker_config_role_model(q->broker->config, q->role), &json, &n) >= 0) {
+                        q->out_off = q->out_n; /* replaced */
+                        return respond_json(q, 200, json, 0);
+                }
+        }
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, read_answer, q, NULL);
+        if (!resp)
+                return MHD_NO;
+        for (struct curl_slist *h = q->resp_headers; h; h = h->next) {
+                _cleanup_free_ char *name = strdup(h->data);
+                char *colon = name ? strchr(name, ':') : NULL;
+                if (!colon)
+                        continue;
+                *colon = 0;
+                MHD_add_response_header(resp, name, colon + 1 + strspn(colon + 1, " \t"));
+        }
+        ret = MHD_queue_response(q->conn, (unsigned) q->status, resp);
+        MHD_destroy_response(resp);
+        q->responded = true;
+        q->status_sent = (unsigned) q->status;
+        return ret;
+}
+
+/* ---- MHD callbacks -------------------------------------------------------------------- */
+
+/* MHD splits the query off the path; put it back as the caller sent it (unescaped nothing). */
+static enum MHD_Result append_argument(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        FILE *f = cls;
+
+        fprintf(f, "%c%s%s%s", ftell(f) == 0 ? '?' : '&', key, value ? "=" : "", value ?: "");
+        return MHD_YES;
+}
+
+static char *full_url(struct MHD_Connection *conn, const char *path) {
+        _cleanup_free_ char *query = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&query, &n);
+
+        if (!f)
+                return NULL;
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, append_argument, f);
+        if (fclose(f) != 0)
+                return NULL;
+        return strprintf("%s%s", path, strempty(query));
+}
+
+static Request *request_new(Broker *b, struct MHD_Connection *conn, const char *url, const char *method) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        Request *q = calloc(1, sizeof(Request));
+        int r;
+
+        if (!q)
+                return NULL;
+        q->broker = b;
+        q->conn = conn;
+        q->start = now_usec();
+        q->method = strdup(method);
+        q->path = full_url(conn, url);
+        if (!q->method || !q->path) {
+                request_free(q);
+                return NULL;
+        }
+        if (ci && peer_identify(ci->connect_fd, &q->peer) >= 0 && q->peer.role) {
+                q->role = broker_config_find_role(b->config, q->peer.role);
+                q->limit = q->role ? broker_role_limit(b, q->role) : NULL;
+        }
+        r = broker_route_parse(q->path, &q->route);
+        if (r < 0) {
+                q->route = (BrokerRoute) { .kind = _BROKER_ROUTE_INVALID };
+                q->route_error = r;
+        }
+        b->active_requests++;
+        return q;
+}
+
+enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls) {
+        Broker *b = cls;
+        Request *q = *con_cls;
+        bool done;
+        enum MHD_Result ret;
+
+        if (!q) {
+                q = request_new(b, conn, url, method);
+                if (!q)
+                        return MHD_NO;
+                *con_cls = q;
+                ret = admit(q, &done);
+                return ret;
+        }
+        if (q->responded)
+                return MHD_YES;
+        if (*upload_size > 0) {
+                size_t n = *upload_size;
+                *upload_size = 0;
+                q->bytes_in += n;
+                if (q->max_body != UNSET_U64 && q->body_n + n > q->max_body)
+                        return respond_error(q, 413, "request_too_large", "the request body exceeds MaxRequestBytes=", 0);
+                char *nb = realloc(q->body, q->body_n + n + 1);
+                if (!nb)
+                        return MHD_NO;
+                q->body = nb;
+                memcpy(q->body + q->body_n, upload, n);
+                q->body_n += n;
+                q->body[q->body_n] = 0;
+                return MHD_YES;
+        }
+        if (!q->body_done) {
+                q->body_done = true;
+                return start_upstream(q);
+        }
+        /* resumed: the upstream answered (or failed) */
+        if (!q->headers_done && !q->upstream_done) {
+                q->suspended = true;
+                MHD_suspend_connection(conn);
+                return MHD_YES;
+        }
+        return respond_upstream(q);
+}
+
+void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                       enum MHD_RequestTerminationCode toe) {
+        Broker *b = cls;
+        Request *q = *con_cls;
+        const char *model;
+
+        if (!q)
+                return;
+        *con_cls = NULL;
+        if (q->started) {
+                rate_limit_release(q->limit);
+                if (q->usage.seen)
+                        rate_limit_add_tokens(q->limit, now_usec(), q->usage.prompt_tokens + q->usage.completion_tokens);
+        }
+        if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !q->error)
+                q->error = q->easy ? "caller_went_away" : "connection_error";
+        model = q->oa.model ?: (q->role && q->route.kind == BROKER_ROUTE_LLM ? broker_config_role_model(b->config, q->role) : NULL);
+        audit_log(&(AuditRecord) {
+                .role = q->peer.role, .unit = q->peer.unit, .peer_pid = q->peer.pid,
+                .route = q->route.kind >= 0 ? broker_route_kind_to_string(q->route.kind) : "none",
+                .upstream = q->upstream_name, .method = q->method, .path = q->path,
+                .status = q->status_sent, .bytes_in = q->bytes_in, .bytes_out = q->bytes_out,
+                .duration_usec = now_usec() - q->start, .model = model,
+                .prompt_tokens = q->usage.prompt_tokens, .completion_tokens = q->usage.completion_tokens,
+                .error = q->error,
+        });
+        b->active_requests--;
+        request_free(q);
+}

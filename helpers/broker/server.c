@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cloister-broker: libmicrohttpd (HTTP/1.1 on the activated Unix socket) and libcurl's
+ * multi interface, both on one sd-event loop. */
+#include <systemd/sd-daemon.h>
+
+#include "broker.h"
+#include "log.h"
+
+static Broker *global_broker; /* for curl's completion callback */
+
+static int run_httpd(Broker *b);
+
+static int on_httpd_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        return run_httpd(userdata);
+}
+
+static int on_httpd_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        return run_httpd(userdata);
+}
+
+static int on_httpd_defer(sd_event_source *s, void *userdata) {
+        return run_httpd(userdata);
+}
+
+void broker_kick(Broker *b) {
+        (void) sd_event_source_set_enabled(b->httpd_defer, SD_EVENT_ONESHOT);
+}
+
+static int run_httpd(Broker *b) {
+        MHD_UNSIGNED_LONG_LONG timeout;
+        uint64_t now;
+
+        if (MHD_run(b->httpd) != MHD_YES)
+                log_warning("MHD_run() failed.");
+        if (MHD_get_timeout(b->httpd, &timeout) == MHD_YES &&
+            sd_event_now(b->event, CLOCK_MONOTONIC, &now) >= 0) {
+                (void) sd_event_source_set_time(b->httpd_timer, now + timeout * 1000);
+                (void) sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_ONESHOT);
+        } else
+                (void) sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_OFF);
+        return 0;
+}
+
+RateLimit *broker_role_limit(Broker *b, const Role *role) {
+        for (size_t i = 0; i < b->config->n_roles; i++)
+                if (b->config->roles[i] == role)
+                        return b->limits[i];
+        return NULL;
+}
+
+/* The path reaches the access handler as sent: the route parser refuses percent-encoded
+ * traversal itself, and the upstream gets the bytes the caller wrote. */
+static size_t unescape_nothing(void *cls, struct MHD_Connection *c, char *s) {
+        return strlen(s);
+}
+
+static void curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
+        request_curl_done(g, easy, result);
+        broker_kick(global_broker);
+}
+
+int broker_start(Broker *b, int listen_fd);
+int broker_start(Broker *b, int listen_fd) {
+        const union MHD_DaemonInfo *info;
+        int r;
+
+        global_broker = b;
+        b->limits = calloc(b->config->n_roles + 1, sizeof(RateLimit *));
+        if (!b->limits)
+                return log_oom();
+        for (size_t i = 0; i < b->config->n_roles; i++)
+                if (!(b->limits[i] = rate_limit_new()))
+                        return log_oom();
+
+        r = curl_glue_new(b->event, curl_done, &b->curl);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up libcurl: %m");
+
+        b->httpd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+                                    0, NULL, NULL, request_handle, b,
+                                    MHD_OPTION_LISTEN_SOCKET, listen_fd,
+                                    MHD_OPTION_NOTIFY_COMPLETED, request_completed, b,
+                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) 300,
+                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned) 8192,
+                                    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 64 * 1024,
+                                    MHD_OPTION_UNESCAPE_CALLBACK, unescape_nothing, NULL,
+                                    MHD_OPTION_END);
+        if (!b->httpd)
+                return log_error_errno(EIO, "Failed to start the HTTP server on the activated socket.");
+        info = MHD_get_daemon_info(b->httpd, MHD_DAEMON_INFO_EPOLL_FD);
+        if (!info)
+                return log_error_errno(EIO, "libmicrohttpd has no epoll fd.");
+        r = sd_event_add_io(b->event, &b->httpd_io, info->epoll_fd, EPOLLIN, on_httpd_io, b);
+        if (r >= 0)
+                r = sd_event_add_time(b->event, &b->httpd_timer, CLOCK_MONOTONIC, 0, 0, on_httpd_timer, b);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_defer(b->event, &b->httpd_defer, on_httpd_defer, b);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(b->httpd_defer, SD_EVENT_OFF);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the HTTP server to the event loop: %m");
+        return run_httpd(b);
+}
+
+void broker_stop(Broker *b);
+void broker_stop(Broker *b) {
+        if (b->httpd)
+                MHD_stop_daemon(b->httpd);
+        sd_event_source_disable_unref(b->httpd_io);
+        sd_event_source_disable_unref(b->httpd_timer);
+        sd_event_source_disable_unref(b->httpd_defer);
+        curl_glue_free(b->curl);
+        for (size_t i = 0; b->limits && i < b->config->n_roles; i++)
+                rate_limit_free(b->limits[i]);
+        free(b->limits);
+}

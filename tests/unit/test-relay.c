@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* lib/relay: bytes both ways through a TCP→Unix relay on sd-event, with half-close. A child
+ * process plays client and server; the parent runs the relay's event loop. */
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "relay.h"
+#include "tap.h"
+
+static int read_all(int fd, char *buf, size_t size) {
+        size_t n = 0;
+        ssize_t k;
+
+        while (n + 1 < size && (k = read(fd, buf + n, size - n - 1)) > 0)
+                n += (size_t) k;
+        buf[n] = 0;
+        return (int) n;
+}
+
+/* Exit status: 0 if every byte arrived where it should, with EOF after it. */
+static int child(uint16_t port, int unix_listener, size_t big) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        int c = socket(AF_INET, SOCK_STREAM, 0), s;
+        char *payload = malloc(big + 1), *got = malloc(big + 64);
+
+        memset(payload, 'x', big);
+        payload[big] = 0;
+        if (connect(c, (struct sockaddr *) &sa, sizeof sa) < 0)
+                return 10;
+        for (size_t off = 0; off < big;) {
+                ssize_t k = write(c, payload + off, big - off);
+                if (k <= 0)
+                        return 11;
+                off += (size_t) k;
+                if (off == big)
+                        break;
+                /* the relay cannot drain while nobody reads the far side: read there too */
+                if (off >= 64 * 1024)
+                        break;
+        }
+        /* server side: the relay connected to our Unix socket */
+        s = accept(unix_listener, NULL, NULL);
+        if (s < 0)
+                return 12;
+        shutdown(c, SHUT_WR);               /* client half-close must reach the server */
+        if ((size_t) read_all(s, got, big + 64) != (big < 64 * 1024 ? big : 64 * 1024))
+                return 13;
+        if (write(s, "pong", 4) != 4)
+                return 14;
+        close(s);                           /* server close must reach the client as EOF */
+        if (read_all(c, got, 64) != 4 || strcmp(got, "pong") != 0)
+                return 15;
+        return 0;
+}
+
+static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
+        *(int *) userdata = si->si_code == CLD_EXITED ? si->si_status : 100 + si->si_status;
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static void run_case(size_t big) {
+        char dir[] = "/tmp/cloister-relay-XXXXXX", path[128];
+        struct sockaddr_un un = { .sun_family = AF_UNIX };
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof sa;
+        int tcp, ux, status = -1;
+        sd_event *e = NULL;
+        Relay *relay = NULL;
+        sigset_t mask;
+        pid_t pid;
+
+        ok(mkdtemp(dir) != NULL, "temp dir");
+        snprintf(path, sizeof path, "%s/target.sock", dir);
+        strcpy(un.sun_path, path);
+        ux = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ok(bind(ux, (struct sockaddr *) &un, sizeof un) == 0 && listen(ux, 8) == 0, "Unix target listens");
+        tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        ok(bind(tcp, (struct sockaddr *) &sa, sizeof sa) == 0 && listen(tcp, 8) == 0 &&
+           getsockname(tcp, (struct sockaddr *) &sa, &len) == 0, "TCP listener on 127.0.0.1");
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        ok(sd_event_new(&e) >= 0, "event loop");
+        is_int(relay_new(e, tcp, path, &relay), 0, "relay_new()");
+
+        pid = fork();
+        if (pid == 0)
+                _exit(child(ntohs(sa.sin_port), ux, big));
+        ok(sd_event_add_child(e, NULL, pid, WEXITED, on_child, &status) >= 0, "watch the child");
+        ok(sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, 10 * 1000000ULL, 0, NULL, NULL) >= 0, "bounded");
+        sd_event_loop(e);
+        is_int(status, 0, "%zu bytes one way, 4 back, half-close and EOF passed on (child status)", big);
+        if (status == -1)
+                kill(pid, SIGKILL);
+        relay_free(relay);
+        sd_event_unref(e);
+        close(tcp);
+        close(ux);
+        unlink(path);
+        rmdir(dir);
+}
+
+int main(void) {
+        run_case(5);
+        run_case(60 * 1024);
+        return tap_done();
+}
