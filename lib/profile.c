@@ -335,8 +335,14 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
                                        role->read_only_mounts[i].source, role->read_only_mounts[i].target);
         if (r >= 0)
                 r = add_mount_ordering(s, role);
-        if (r >= 0 && role->network == NETWORK_DAEMON_ONLY && conf->broker_socket)
+        if (r >= 0 && role->network == NETWORK_DAEMON_ONLY && conf->broker_socket) {
                 r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:" SANDBOX_BROKER_SOCKET, conf->broker_socket);
+                /* the socket must exist when the sandbox is set up, or the agent has none */
+                if (r >= 0)
+                        r = unit_settings_add(s, "Unit", "Wants", "cloister-broker.socket");
+                if (r >= 0)
+                        r = unit_settings_add(s, "Unit", "After", "cloister-broker.socket");
+        }
         STRV_FOREACH(svc, role->services)
                 if (r >= 0)
                         r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-/run/cloister/services/%s", *svc);

@@ -8,8 +8,10 @@
 
 void audit_log(const AuditRecord *a) {
         sd_journal_send("MESSAGE_ID=" CLOISTER_BROKER_MESSAGE_ID,
-                        "MESSAGE=%s %s %s from %s → %u (%s)", a->role ?: "(unknown peer)", a->method,
-                        a->path, a->unit ?: "(no unit)", a->status, a->error ?: "proxied",
+                        "MESSAGE=%s %s %s from %s → %u (%s%s)", a->role ?: "(unknown peer)", a->method,
+                        a->path, a->unit ?: "(no unit)", a->status,
+                        a->error ?: a->upstream ? "proxied to " : "answered by the broker",
+                        a->error ? "" : strempty(a->upstream),
                         "PRIORITY=%d", a->status >= 500 ? LOG_WARNING : LOG_INFO,
                         "CLOISTER_ROLE=%s", strempty(a->role),
                         "CLOISTER_UNIT=%s", strempty(a->unit),

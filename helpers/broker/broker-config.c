@@ -101,11 +101,34 @@ int broker_config_load(BrokerConfig **ret) {
         return 0;
 }
 
-const Role *broker_config_find_role(const BrokerConfig *c, const char *name) {
+/* A role added after the broker started (daemon-reload, no broker restart) is read the
+ * first time one of its agents calls. */
+static const Role *load_new_role(BrokerConfig *c, const char *name) {
+        _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_free_ char *fn = strprintf("roles/%s.role", name), *path = NULL;
+        Role *role, **l;
+
+        if (!fn || conf_dirs(&dirs) < 0 || conf_file_find(dirs, fn, &path) < 0 || !path)
+                return NULL;
+        if (role_load(path, c->conf, dirs, &role) < 0)
+                return NULL;
+        l = realloc(c->roles, sizeof(Role *) * (c->n_roles + 2));
+        if (!l) {
+                role_free(role);
+                return NULL;
+        }
+        c->roles = l;
+        c->roles[c->n_roles++] = role;
+        c->roles[c->n_roles] = NULL;
+        log_info("Role %s read from %s.", name, path);
+        return role;
+}
+
+const Role *broker_config_find_role(BrokerConfig *c, const char *name) {
         for (size_t i = 0; i < c->n_roles; i++)
                 if (streq(c->roles[i]->name, name))
                         return c->roles[i];
-        return NULL;
+        return load_new_role(c, name);
 }
 
 const char *broker_config_role_model(const BrokerConfig *c, const Role *role) {

@@ -18,7 +18,8 @@ typedef struct BrokerConfig {
 int broker_config_load(BrokerConfig **ret);
 BrokerConfig *broker_config_free(BrokerConfig *c);
 
-const Role *broker_config_find_role(const BrokerConfig *c, const char *name);
+/* The role, read on first use if it was added after the broker started. */
+const Role *broker_config_find_role(BrokerConfig *c, const char *name);
 
 /* Reads systemd credential `name` from $CREDENTIALS_DIRECTORY (LoadCredential=): the broker
  * never reads secrets from anywhere else. Trailing newlines are dropped. */

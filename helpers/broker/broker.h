@@ -12,6 +12,7 @@ typedef struct Broker {
         sd_event *event;
         BrokerConfig *config;
         RateLimit **limits;             /* per role, parallel to config->roles */
+        size_t n_limits;
         struct MHD_Daemon *httpd;
         sd_event_source *httpd_io, *httpd_timer, *httpd_defer;
         CurlGlue *curl;

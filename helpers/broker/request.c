@@ -41,7 +41,8 @@ typedef struct Request {
         size_t send_n;
         long status;
         struct curl_slist *resp_headers;  /* "Name: value", allowed ones only */
-        bool headers_done, upstream_done, paused, suspended, is_sse, started;
+        bool headers_done, upstream_done, paused, suspended, is_sse, started, client_gone;
+        sd_event_source *hangup_watch;  /* MHD does not poll suspended connections */
         CURLcode result;
         SseFilter *sse;
         char *copy;                       /* JSON answer, for its usage */
@@ -63,11 +64,19 @@ static uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
 }
 
+static void cancel_upstream(Request *q) {
+        if (!q->easy)
+                return;
+        curl_glue_remove(q->broker->curl, q->easy); /* closes the upstream connection */
+        curl_easy_cleanup(q->easy);
+        q->easy = NULL;
+        q->upstream_done = true;
+        q->result = CURLE_ABORTED_BY_CALLBACK;
+}
+
 static void request_free(Request *q) {
-        if (q->easy) {
-                curl_glue_remove(q->broker->curl, q->easy);  /* the caller went away: cancel */
-                curl_easy_cleanup(q->easy);
-        }
+        sd_event_source_disable_unref(q->hangup_watch);
+        cancel_upstream(q); /* still running: the caller went away */
         curl_slist_free_all(q->headers);
         curl_slist_free_all(q->resp_headers);
         peer_done(&q->peer);
@@ -182,12 +191,27 @@ static enum MHD_Result admit(Request *q, bool *done) {
                 if (q->max_body != UNSET_U64 && n > q->max_body)
                         return respond_error(q, 413, "request_too_large", "the request body exceeds MaxRequestBytes=", 0);
         }
+        if (!q->limit)
+                return respond_error(q, 500, "internal_error", "out of memory", 0);
         r = rate_limit_admit(q->limit, &q->role->broker, now_usec(), &retry);
         if (r == -EBUSY)
                 return respond_error(q, 429, "too_many_concurrent", "MaxConcurrent= requests are already running", 1);
         if (r < 0)
                 return respond_error(q, 429, "rate_limited", "RequestsPerMinute= or TokensPerMinute= reached", retry);
         q->started = true; /* holds a slot until completion */
+        if (q->route.kind == BROKER_ROUTE_LLM && streq(q->method, "GET") &&
+            (streq(q->route.rest, "/models") || startswith(q->route.rest, "/models?")) &&
+            broker_config_role_model(q->broker->config, q->role)) {
+                /* the role may use one model: that is the list, no upstream needed */
+                _cleanup_free_ char *json = NULL;
+                size_t n;
+                static const char empty[] = "{\"object\":\"list\",\"data\":[]}";
+                q->upstream_name = NULL; /* answered here */
+                if (openai_models_filter(empty, sizeof empty - 1,
+                                         broker_config_role_model(q->broker->config, q->role), &json, &n) < 0)
+                        return respond_error(q, 500, "internal_error", "the broker could not list models", 0);
+                return respond_json(q, 200, json, 0);
+        }
         *done = false;
         return MHD_YES;
 }
@@ -205,6 +229,34 @@ static void out_append(Request *q, const char *data, size_t n) {
         q->out = o;
         memcpy(q->out + q->out_n, data, n);
         q->out_n += n;
+}
+
+static void resume(Request *q);
+
+/* The caller went away while its connection was suspended (waiting for upstream bytes):
+ * cancel the upstream call now, not when it next sends something. */
+static int on_client_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Request *q = userdata;
+
+        q->client_gone = true;
+        q->error = "caller_went_away";
+        q->hangup_watch = sd_event_source_disable_unref(q->hangup_watch);
+        cancel_upstream(q);
+        resume(q);
+        return 0;
+}
+
+static void suspend(Request *q) {
+        const union MHD_ConnectionInfo *ci;
+
+        q->suspended = true;
+        MHD_suspend_connection(q->conn);
+        if (q->hangup_watch)
+                return;
+        ci = MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci)
+                (void) sd_event_add_io(q->broker->event, &q->hangup_watch, ci->connect_fd,
+                                       EPOLLRDHUP, on_client_hangup, q);
 }
 
 static void resume(Request *q) {
@@ -390,8 +442,7 @@ static enum MHD_Result start_upstream(Request *q) {
         curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
         if (curl_glue_add(q->broker->curl, q->easy) < 0)
                 return respond_error(q, 500, "internal_error", "the broker could not start the request", 0);
-        q->suspended = true;
-        MHD_suspend_connection(q->conn);
+        suspend(q);
         return MHD_YES;
 }
 
@@ -412,11 +463,10 @@ static ssize_t read_answer(void *cls, uint64_t pos, char *buf, size_t max) {
                 }
                 return (ssize_t) n;
         }
-        if (q->upstream_done)
-                return q->result == CURLE_OK ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+        if (q->upstream_done || q->client_gone)
+                return q->result == CURLE_OK && !q->client_gone ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
         /* nothing yet: wait for curl without spinning */
-        q->suspended = true;
-        MHD_suspend_connection(q->conn);
+        suspend(q);
         return 0;
 }
 
@@ -429,15 +479,6 @@ static enum MHD_Result respond_upstream(Request *q) {
                 if (q->result == CURLE_OPERATION_TIMEDOUT)
                         return respond_error(q, 504, "upstream_timeout", "the upstream sent nothing for IdleTimeout=", 0);
                 return respond_error(q, 502, "upstream_unreachable", "the upstream could not be reached", 0);
-        }
-        if (q->route.kind == BROKER_ROUTE_LLM && streq(q->route.rest, "/models") &&
-            broker_config_role_model(q->broker->config, q->role) && q->upstream_done && q->status == 200) {
-                _cleanup_free_ char *json = NULL;
-                size_t n;
-                if (openai_models_filter(q->out, q->out_n, broker_config_role_model(q->broker->config, q->role), &json, &n) >= 0) {
-                        q->out_off = q->out_n; /* replaced */
-                        return respond_json(q, 200, json, 0);
-                }
         }
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, read_answer, q, NULL);
         if (!resp)
@@ -546,10 +587,11 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
                 q->body_done = true;
                 return start_upstream(q);
         }
-        /* resumed: the upstream answered (or failed) */
+        /* resumed: the upstream answered (or failed), or the caller left */
+        if (q->client_gone)
+                return MHD_NO;
         if (!q->headers_done && !q->upstream_done) {
-                q->suspended = true;
-                MHD_suspend_connection(conn);
+                suspend(q);
                 return MHD_YES;
         }
         return respond_upstream(q);

@@ -42,9 +42,20 @@ static int run_httpd(Broker *b) {
 }
 
 RateLimit *broker_role_limit(Broker *b, const Role *role) {
-        for (size_t i = 0; i < b->config->n_roles; i++)
-                if (b->config->roles[i] == role)
-                        return b->limits[i];
+        for (size_t i = 0; i < b->config->n_roles; i++) {
+                if (b->config->roles[i] != role)
+                        continue;
+                if (i >= b->n_limits) { /* a role read after start */
+                        RateLimit **l = realloc(b->limits, sizeof(RateLimit *) * (i + 1));
+                        if (!l)
+                                return NULL;
+                        b->limits = l;
+                        for (; b->n_limits <= i; b->n_limits++)
+                                if (!(b->limits[b->n_limits] = rate_limit_new()))
+                                        return NULL;
+                }
+                return b->limits[i];
+        }
         return NULL;
 }
 
@@ -68,7 +79,7 @@ int broker_start(Broker *b, int listen_fd) {
         b->limits = calloc(b->config->n_roles + 1, sizeof(RateLimit *));
         if (!b->limits)
                 return log_oom();
-        for (size_t i = 0; i < b->config->n_roles; i++)
+        for (size_t i = 0; i < b->config->n_roles; i++, b->n_limits++)
                 if (!(b->limits[i] = rate_limit_new()))
                         return log_oom();
 
@@ -112,7 +123,7 @@ void broker_stop(Broker *b) {
         sd_event_source_disable_unref(b->httpd_timer);
         sd_event_source_disable_unref(b->httpd_defer);
         curl_glue_free(b->curl);
-        for (size_t i = 0; b->limits && i < b->config->n_roles; i++)
+        for (size_t i = 0; i < b->n_limits; i++)
                 rate_limit_free(b->limits[i]);
         free(b->limits);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -112,6 +113,8 @@ static int parse_args(int argc, char *argv[], ShimArgs *a) {
 /* daemon-only (§5, §7): 127.0.0.1:port in the sandbox's own network namespace, relayed to
  * the broker socket bound in read-only. Listening before the agent starts, so its first
  * connection cannot race the relay. */
+static struct rlimit saved_nofile = { RLIM_INFINITY, RLIM_INFINITY };
+
 static int broker_relay_start(uint16_t port, Relay **ret) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -121,6 +124,14 @@ static int broker_relay_start(uint16_t port, Relay **ret) {
 
         if (fd < 0)
                 return log_error_errno(errno, "Cannot create the broker relay socket: %m");
+        /* six descriptors per relayed connection: the shim takes the hard limit for itself;
+         * supervise() gives the agent back the soft limit it was started with */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < rl.rlim_max) {
+                saved_nofile = rl;
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        }
         (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(fd, SOMAXCONN) < 0)
                 return log_error_errno(errno, "Cannot listen on 127.0.0.1:%u for the broker relay: %m", (unsigned) port);
@@ -169,7 +180,8 @@ static int shim_run(const ShimArgs *a) {
                         return CLOISTER_EXIT_REFUSED;
         }
 
-        o = (SuperviseOptions) { .argv = a->argv, .envp = env, .timeout = a->timeout, .stop_grace = a->stop_grace };
+        o = (SuperviseOptions) { .argv = a->argv, .envp = env, .timeout = a->timeout, .stop_grace = a->stop_grace,
+                                 .nofile = saved_nofile };
         r = supervise(&o);
         relay_free(relay);
         return r;

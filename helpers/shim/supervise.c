@@ -78,6 +78,8 @@ static _noreturn_ void exec_agent(const SuperviseOptions *o) {
 
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        if (o->nofile.rlim_cur != RLIM_INFINITY)
+                (void) setrlimit(RLIMIT_NOFILE, &o->nofile);
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         execve(o->argv[0], o->argv, o->envp);
         log_error_errno(errno, "Failed to execute %s: %m", o->argv[0]);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <sys/resource.h>
+
 #include "parse-util.h"
 
 typedef struct SuperviseOptions {
@@ -8,6 +10,7 @@ typedef struct SuperviseOptions {
         char **envp;
         usec_t timeout;         /* 0: none */
         usec_t stop_grace;
+        struct rlimit nofile;   /* the agent's RLIMIT_NOFILE (RLIM_INFINITY: leave as is) */
 } SuperviseOptions;
 
 /* Runs the agent as a child and waits for it: SIGTERM/SIGINT/SIGHUP are forwarded; after a

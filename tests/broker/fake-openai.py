@@ -509,6 +509,7 @@ def words(s):
 
 class TCPServer(socketserver.ThreadingMixIn, HTTPServer):
     daemon_threads = True
+    request_queue_size = 4096  # the broker may open 1,000 connections at once
     allow_reuse_address = True
 
     def server_bind(self):
@@ -523,6 +524,7 @@ class TCP6Server(TCPServer):
 
 class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+    request_queue_size = 4096
 
 
 def common_args(p):

@@ -19,6 +19,13 @@ start_fake() { # RECORDFILE [ARGS…] → sets FAKE_PORT, FAKE_PID
 }
 start_fake /srv/upstream.jsonl --require-auth sk-test-secret
 UP_PORT=$FAKE_PORT
+start_fake /srv/issues.jsonl --require-header "X-Api-Token: tok-issues"
+ISSUES_PORT=$FAKE_PORT
+start_fake /srv/stall.jsonl --mode stall
+STALL_PORT=$FAKE_PORT
+start_fake /srv/hang.jsonl --mode hang
+HANG_PORT=$FAKE_PORT
+echo -n "tok-issues" > /etc/credstore/issues-token
 
 echo -n "sk-test-secret" > /etc/credstore/llm-key
 chmod 0600 /etc/credstore/llm-key
@@ -34,7 +41,21 @@ MaxRequestBytes=64K
 
 [Upstream issues]
 Kind=http
-URL=http://127.0.0.1:$UP_PORT
+URL=http://127.0.0.1:$ISSUES_PORT
+AuthCredential=issues-token
+AuthHeader=X-Api-Token
+
+[Upstream stall]
+Kind=http
+URL=http://127.0.0.1:$STALL_PORT
+
+[Upstream hang]
+Kind=http
+URL=http://127.0.0.1:$HANG_PORT
+
+[Upstream down]
+Kind=http
+URL=http://127.0.0.1:9
 EOF2
 
 role() { # NAME MODE EXEC [EXTRA…]
@@ -45,10 +66,17 @@ role() { # NAME MODE EXEC [EXTRA…]
                 for l in "$@"; do echo "$l"; done
         } > "$CFG/roles/$name.role"
 }
+P=$A/broker-probe.py
 role chat daemon-only "$A/openai-client.py"
-role curler daemon-only "$A/broker-curl.sh"
 role sealed none "$A/broker-curl.sh"
-role granted daemon-only "$A/broker-curl.sh" "[Broker]" "Allow=issues"
+role errors daemon-only "$P" "[Role]" "Environment=PROBES=errors,cancel" "[Broker]" "Allow=issues stall hang down"
+role denied daemon-only "$P" "[Role]" "Environment=PROBES=allowed"
+role granted daemon-only "$P" "[Role]" "Environment=PROBES=allowed" "[Broker]" "Allow=issues"
+role limited daemon-only "$P" "[Role]" "Environment=PROBES=ratelimit" "[Broker]" "RequestsPerMinute=3"
+for i in 1 2 3 4; do
+        role "streams$i" daemon-only "$P" "[Role]" "Environment=PROBES=streams" "Environment=STREAMS=250" \
+                "[Broker]" "MaxConcurrent=1000" "RequestsPerMinute=100000"
+done
 systemctl daemon-reload
 systemctl start cloister-broker.socket
 
@@ -71,6 +99,76 @@ check "audit: one record per request, with the role" bash -c \
         '[ "$(journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b CLOISTER_ROLE=chat -o cat | wc -l)" = 2 ]'
 check "audit: tokens counted, also from the stream" bash -c \
         'journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b CLOISTER_ROLE=chat -o verbose | grep -q "CLOISTER_COMPLETION_TOKENS=[1-9]"'
-diag "$(journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b -o cat | head -5)"
+get() { sed -n "s/^$2=//p" "/srv/out/$1/probe.txt"; }
+expect() { # ROLE KEY EXPECTED DESCRIPTION
+        local v; v=$(get "$1" "$2")
+        if [ "$v" = "$3" ]; then ok "$1: $4 ($2=$v)"; else notok "$1: $4 ($2=$v, expected $3)"; fi
+}
+
+# --- no broker for a role that is not daemon-only -----------------------------------------
+systemctl start --wait agent@sealed.service
+check "none: no broker variables in the environment" grep -qx "broker_url=unset" /srv/out/sealed/env
+check "none: no broker socket, nothing answers on the loopback (curl: $(cat /srv/out/sealed/llm.code))" \
+        [ "$(cat /srv/out/sealed/llm.code)" = 000 ]
+
+# --- policy and errors ----------------------------------------------------------------------
+systemctl start --wait agent@errors.service agent@denied.service agent@granted.service agent@limited.service
+expect errors upstream_issues 200 "an allowed upstream answers, with its AuthHeader= credential injected"
+expect errors upstream_down 502 "upstream unreachable"
+expect errors upstream_hang 504 "upstream silent for IdleTimeout=2s"
+expect errors malformed_json 400 "malformed JSON"
+expect errors error_body_is_openai_style True "errors are OpenAI-style JSON"
+expect errors body_100k 413 "a body over MaxRequestBytes=64K is refused"
+expect errors body_10m 413 "a 10 MB body is refused before it is sent"
+expect errors no_route 404 "unknown route"
+expect errors traversal 400 "path traversal"
+expect errors models qwen3.6:35b "/v1/models lists only the role's model"
+expect errors headers_request 200 "a request with the agent's own credentials and forwarding headers"
+check "upstream: the agent's Authorization, Cookie and X-Forwarded-For never reach it" bash -c \
+        '! grep -q -e agent-made-up-token -e "1.2.3.4" -e "a=b" /srv/upstream.jsonl'
+check "upstream: allowed headers pass (X-Request-Id)" grep -q probe-1 /srv/upstream.jsonl
+check "upstream: Host is the upstream's own" bash -c "grep -q '\"host\": \"127.0.0.1:$UP_PORT\"' /srv/upstream.jsonl"
+expect errors cancel_first_event True "a streamed answer starts"
+for _ in $(seq 30); do grep -q '"client_went_away": true' /srv/stall.jsonl 2>/dev/null && break; sleep 0.1; done
+check "cancel: the caller going away mid-stream cancels the upstream request" grep -q '"client_went_away": true' /srv/stall.jsonl
+expect denied upstream_issues 403 "an upstream not in Allow= is refused"
+expect granted upstream_issues 200 "the same upstream with Allow="
+expect limited codes 200,200,200,429 "RequestsPerMinute=3"
+check "limited: 429 carries Retry-After ($(get limited retry_after))" [ -n "$(get limited retry_after)" ]
+status=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/cloister/broker.sock http://broker/v1/models)
+check "an unknown peer (the host's root, no agent unit) gets 403 ($status)" [ "$status" = 403 ]
+check "audit: refusals are recorded too, with the reason" bash -c \
+        'journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b CLOISTER_ROLE=denied -o verbose | grep -q CLOISTER_ERROR=upstream_not_allowed'
+
+# --- 1,000 concurrent streams from four agents ------------------------------------------------
+systemctl start agent@streams1.service agent@streams2.service agent@streams3.service agent@streams4.service
+for i in 1 2 3 4; do
+        for _ in $(seq 300); do [ "$(get "streams$i" done)" = yes ] && break; sleep 0.2; done
+done
+total=0
+for i in 1 2 3 4; do total=$((total + $(get "streams$i" streams_ok || echo 0))); done
+check "1,000 concurrent streams from four agents all complete ($total)" [ "$total" = 1000 ]
+[ "$total" = 1000 ] || for i in 1 2 3 4; do diag "streams$i: $(get "streams$i" streams_statuses)"; done
+bpid=$(systemctl show -P MainPID cloister-broker.service)
+rss=$(sed -n 's/^VmHWM:\s*\([0-9]*\) kB/\1/p' "/proc/$bpid/status")
+diag "broker peak RSS after 1,000 concurrent streams: ${rss} kB"
+check "the broker's peak RSS stays bounded (${rss} kB < 128 MiB)" [ "${rss:-999999}" -lt 131072 ]
+
+# --- kill -9 under load: queued connections are served by the restarted broker -------------
+bpid=$(systemctl show -P MainPID cloister-broker.service)
+kill -STOP "$bpid"
+curls=()
+for i in $(seq 20); do
+        curl -s -o /dev/null -w '%{http_code}\n' --max-time 30 --unix-socket /run/cloister/broker.sock http://broker/health >> /srv/queued.codes &
+        curls+=($!)
+done
+sleep 1
+kill -KILL "$bpid"
+wait "${curls[@]}"
+check "kill -9: 20 requests queued on the socket are all answered by the restarted broker ($(sort /srv/queued.codes | uniq -c | tr '\n' ' '))" \
+        [ "$(grep -c '^200$' /srv/queued.codes)" = 20 ]
+check "kill -9: systemd restarted the broker" [ "$(systemctl show -P MainPID cloister-broker.service)" != "$bpid" ]
 
 tap_done
+
+kill "$FAKE_PID" 2>/dev/null

@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+# Broker probes from inside a sealed agent: each writes "name=value" to /output/probe.txt.
+# Which probes run is chosen by the role's Environment=PROBES=a,b,c.
+import http.client, json, os, socket, threading, time
+
+base_host, base_port = "127.0.0.1", int(os.environ.get("CLOISTER_BROKER_URL", "http://127.0.0.1:7800").rsplit(":", 1)[1])
+out = open("/output/probe.txt", "w", buffering=1)
+
+def report(name, value):
+    out.write(f"{name}={value}\n")
+
+def request(method, path, body=None, headers=None, timeout=30):
+    c = http.client.HTTPConnection(base_host, base_port, timeout=timeout)
+    h = {"Content-Type": "application/json"}
+    h.update(headers or {})
+    c.request(method, path, body=body, headers=h)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, dict(r.getheaders()), data
+
+def announce_body(n):
+    """Announces an n-byte body but sends none of it: a 413 must come without reading it."""
+    c = socket.create_connection((base_host, base_port), timeout=10)
+    c.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              f"Content-Length: {n}\r\n\r\n".encode())
+    line = c.makefile("rb").readline().decode()
+    c.close()
+    return line.split()[1] if line else "none"
+
+def probe_errors():
+    s, _, _ = request("GET", "/upstream/issues/v1/models")
+    report("upstream_issues", s)
+    s, _, _ = request("GET", "/upstream/down/v1/models")
+    report("upstream_down", s)
+    t = time.monotonic()
+    s, _, _ = request("GET", "/upstream/hang/v1/models")
+    report("upstream_hang", s)
+    report("upstream_hang_seconds", round(time.monotonic() - t))
+    s, _, body = request("POST", "/v1/chat/completions", body=b"{not json")
+    report("malformed_json", s)
+    report("error_body_is_openai_style", "error" in json.loads(body) and "type" in json.loads(body)["error"])
+    report("body_100k", announce_body(100 * 1024))
+    report("body_10m", announce_body(10 * 1024 * 1024))
+    s, _, _ = request("GET", "/nope")
+    report("no_route", s)
+    s, _, _ = request("GET", "/v1/../etc/passwd")
+    report("traversal", s)
+    s, _, body = request("GET", "/v1/models")
+    report("models", ",".join(m["id"] for m in json.loads(body)["data"]))
+    s, _, _ = request("POST", "/v1/chat/completions",
+                      body=json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode(),
+                      headers={"Authorization": "Bearer agent-made-up-token", "X-Forwarded-For": "1.2.3.4",
+                               "Cookie": "a=b", "X-Request-Id": "probe-1"})
+    report("headers_request", s)
+
+def probe_allowed():
+    s, _, _ = request("GET", "/upstream/issues/v1/models")
+    report("upstream_issues", s)
+
+def probe_ratelimit():
+    codes, retry = [], ""
+    for _ in range(4):
+        s, h, _ = request("GET", "/v1/models")
+        codes.append(str(s))
+        retry = h.get("Retry-After", retry)
+    report("codes", ",".join(codes))
+    report("retry_after", retry)
+
+def probe_cancel():
+    c = socket.create_connection((base_host, base_port), timeout=10)
+    body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "a b c"}]})
+    c.sendall(f"POST /upstream/stall/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+    got = b""
+    while b"\n\n" not in got and b"\r\n\r\n" not in got.split(b"\r\n\r\n", 1)[-1]:
+        chunk = c.recv(4096)
+        if not chunk:
+            break
+        got += chunk
+    report("cancel_first_event", b"data:" in got or b":" in got)
+    c.close()  # go away mid-stream
+    time.sleep(1)
+
+def probe_streams():
+    n = int(os.environ.get("STREAMS", "250"))
+    ok, lock, statuses = [0], threading.Lock(), {}
+    body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "one two three"}]}).encode()
+    def one():
+        try:
+            s, _, data = request("POST", "/v1/chat/completions", body=body, timeout=120)
+            key = str(s) if s != 200 or b"[DONE]" in data else "200-incomplete"
+        except Exception as e:
+            key = type(e).__name__
+        with lock:
+            statuses[key] = statuses.get(key, 0) + 1
+            if key == "200":
+                ok[0] += 1
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    report("streams_ok", ok[0])
+    report("streams_statuses", json.dumps(statuses, sort_keys=True))
+
+for p in os.environ.get("PROBES", "").split(","):
+    if p:
+        globals()["probe_" + p]()
+report("done", "yes")
