@@ -37,6 +37,7 @@ Role *role_free(Role *r) {
         free(r->llm_endpoint);
         strv_free(r->wanted_by);
         strv_free(r->broker_allow);
+        strv_free(r->broker_allow_tools);
         free(r->workspace);
         return mfree(r);
 }
@@ -202,6 +203,46 @@ static int parse_wanted_by(const ConfAssignment *a, void *data) {
         return 0;
 }
 
+/* AllowTool=UPSTREAM:TOOL … (blank-separated); TOOL "*" allows every tool of that upstream. */
+static int parse_allow_tool(const ConfAssignment *a, void *data) {
+        _cleanup_free_ char *copy = strdup(a->value);
+        char ***l = data, *save = NULL;
+
+        if (!copy)
+                return log_oom();
+        if (isempty(a->value)) {
+                *l = strv_free(*l);
+                return 0;
+        }
+        for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+                char *colon = strchr(w, ':');
+                bool ok = colon && colon > w && colon[1];
+                if (ok) {
+                        *colon = 0;
+                        ok = name_is_valid(w);
+                        for (const char *p = colon + 1; ok && *p; p++)
+                                ok = isalnum((unsigned char) *p) || strchr("_.-/", *p) || streq(colon + 1, "*");
+                        *colon = ':';
+                }
+                if (!ok)
+                        return log_error_errno(EINVAL, "%s:%u: Invalid AllowTool= entry \"%s\" in [Broker]: expected UPSTREAM:TOOL (TOOL may be \"*\")",
+                                               a->path, a->line, w);
+                if (!strv_contains(*l, w) && strv_extend(l, w) < 0)
+                        return log_oom();
+        }
+        return 0;
+}
+
+char **role_allowed_tools(const Role *role, const char *upstream) {
+        char **l = calloc(1, sizeof(char *));
+        size_t n = strlen(upstream);
+
+        STRV_FOREACH(t, role->broker_allow_tools)
+                if (l && strncmp(*t, upstream, n) == 0 && (*t)[n] == ':' && strv_extend(&l, *t + n + 1) < 0)
+                        l = strv_free(l);
+        return l;
+}
+
 static const ConfKey role_table[] = {
         { "Role",    "Description",   conf_parse_string,     offsetof(Role, description), 0 },
         { "Role",    "Exec",          parse_exec,            0, 0 },
@@ -222,6 +263,7 @@ static const ConfKey role_table[] = {
         { "LLM",     "ContextSize",   conf_parse_uint,       offsetof(Role, llm_context_size), 0 },
         { "Install", "WantedBy",      parse_wanted_by,       offsetof(Role, wanted_by), CONF_REPEATABLE },
         { "Broker",  "Allow",         conf_parse_name_list,  offsetof(Role, broker_allow), CONF_REPEATABLE },
+        { "Broker",  "AllowTool",     parse_allow_tool,      offsetof(Role, broker_allow_tools), CONF_REPEATABLE },
         BROKER_POLICY_KEYS(Role, broker),
 };
 
@@ -245,6 +287,23 @@ static int check_allow(const RoleParse *p, const ConfAssignment *a) {
         return 0;
 }
 
+static int check_allow_tool(const RoleParse *p, const ConfAssignment *a) {
+        _cleanup_free_ char *copy = strdup(a->value);
+        char *save = NULL;
+
+        if (!copy)
+                return log_oom();
+        for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+                const Upstream *u;
+                *strchr(w, ':') = 0;
+                u = cloister_conf_find_upstream(p->conf, w);
+                if (!u || !streq_ptr(u->kind, "mcp"))
+                        return log_error_errno(EINVAL, "%s:%u: Invalid AllowTool= entry in [Broker]: cloister.conf has no [Upstream %s] with Kind=mcp; refusing the file.",
+                                               a->path, a->line, w);
+        }
+        return 0;
+}
+
 static int role_handler(void *userdata, const char *path, unsigned line,
                         const char *section, const char *key, const char *value) {
         RoleParse *p = userdata;
@@ -258,6 +317,8 @@ static int role_handler(void *userdata, const char *path, unsigned line,
         r = conf_apply(role_table, ELEMENTSOF(role_table), &p->state, p->role, &a);
         if (r >= 0 && streq(section, "Broker") && streq(key, "Allow"))
                 r = check_allow(p, &a);
+        if (r >= 0 && streq(section, "Broker") && streq(key, "AllowTool"))
+                r = check_allow_tool(p, &a);
         return r;
 }
 

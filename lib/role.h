@@ -51,6 +51,7 @@ typedef struct Role {
 
         /* [Broker] */
         char **broker_allow;
+        char **broker_allow_tools;      /* "UPSTREAM:TOOL", TOOL may be "*" */
         BrokerPolicy broker;
 
         /* from the project file, if any */
@@ -68,3 +69,6 @@ int role_load(const char *path, const CloisterConf *conf, char * const *dirs, Ro
 /* Names a transient unit of cloisterctl run could not take: the environment variables that
  * cloister sets itself. */
 bool environment_name_is_reserved(const char *name);
+
+/* The tools of MCP upstream `upstream` that AllowTool= grants (a new strv, may be empty). */
+char **role_allowed_tools(const Role *role, const char *upstream);

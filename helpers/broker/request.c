@@ -7,6 +7,7 @@
 #include "broker.h"
 #include "header-filter.h"
 #include "log.h"
+#include "mcp-policy.h"
 #include "openai-body.h"
 #include "peer.h"
 #include "sse-filter.h"
@@ -42,6 +43,7 @@ typedef struct Request {
         long status;
         struct curl_slist *resp_headers;  /* "Name: value", allowed ones only */
         bool headers_done, upstream_done, paused, suspended, is_sse, started, client_gone;
+        bool mcp_tools_list;              /* the answer is filtered whole, so held until done */
         sd_event_source *hangup_watch;  /* MHD does not poll suspended connections */
         CURLcode result;
         SseFilter *sse;
@@ -174,8 +176,10 @@ static enum MHD_Result admit(Request *q, bool *done) {
                 q->upstream_name = q->route.name;
                 break;
         case BROKER_ROUTE_MCP:
-                /* Fail closed until the per-role tool allow-list is enforced. */
-                return respond_error(q, 403, "mcp_not_available", "MCP upstreams are not available in this version", 0);
+                if (!named_upstream(q, "mcp"))
+                        return respond_error(q, 403, "upstream_not_allowed", "this role may not use this MCP upstream", 0);
+                q->upstream_name = q->route.name;
+                break;
         default:
                 if (q->route_error == -EINVAL)
                         return respond_error(q, 400, "bad_path", "the path is not acceptable", 0);
@@ -310,7 +314,9 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
         Request *q = userdata;
         size_t len = size * n;
 
-        if (q->out_n - q->out_off > OUT_HIGH_WATER) {
+        if (q->mcp_tools_list && q->out_n + len > USAGE_COPY_MAX)
+                return 0;                      /* a tools/list answer this large: give up */
+        if (!q->mcp_tools_list && q->out_n - q->out_off > OUT_HIGH_WATER) {
                 q->paused = true;
                 return CURL_WRITEFUNC_PAUSE;   /* backpressure from a slow caller */
         }
@@ -431,8 +437,41 @@ static enum MHD_Result copy_header(void *cls, enum MHD_ValueKind kind, const cha
         return MHD_YES;
 }
 
+/* MCP (§8): tools/call of a tool the role may not use never reaches the upstream. */
+static enum MHD_Result mcp_check(Request *q, bool *done) {
+        _cleanup_strv_free_ char **allowed = role_allowed_tools(q->role, q->route.name);
+        _cleanup_free_ char *error = NULL;
+        McpRequestVerdict v;
+        int r;
+
+        *done = false;
+        if (q->body_n == 0)
+                return MHD_YES; /* GET (the SSE stream) or DELETE (end of session) */
+        *done = true;
+        if (!allowed)
+                return respond_error(q, 500, "internal_error", "out of memory", 0);
+        r = mcp_request_check(q->body, q->body_n, allowed, &v, &error);
+        if (r < 0)
+                return respond_error(q, 400, "invalid_json", "the request body is not JSON-RPC", 0);
+        if (v == MCP_REQUEST_REFUSED) {
+                q->error = "tool_not_allowed";
+                return respond_json(q, 200, error, 0);
+        }
+        q->mcp_tools_list = v == MCP_REQUEST_TOOLS_LIST;
+        *done = false;
+        return MHD_YES;
+}
+
 static enum MHD_Result start_upstream(Request *q) {
-        int r = build_upstream(q);
+        int r;
+
+        if (q->route.kind == BROKER_ROUTE_MCP) {
+                bool done;
+                enum MHD_Result ret = mcp_check(q, &done);
+                if (done)
+                        return ret;
+        }
+        r = build_upstream(q);
 
         if (r == -EBADMSG)
                 return respond_error(q, 400, "invalid_json", "the request body is not a JSON object", 0);
@@ -468,6 +507,37 @@ static ssize_t read_answer(void *cls, uint64_t pos, char *buf, size_t max) {
         /* nothing yet: wait for curl without spinning */
         suspend(q);
         return 0;
+}
+
+/* A tools/list answer, whole, minus the tools the role may not call. */
+static enum MHD_Result respond_tools_list(Request *q) {
+        _cleanup_strv_free_ char **allowed = role_allowed_tools(q->role, q->route.name);
+        _cleanup_free_ char *body = NULL;
+        struct MHD_Response *resp;
+        enum MHD_Result ret;
+        size_t n;
+
+        if (q->result != CURLE_OK || !allowed ||
+            mcp_tools_list_filter(q->out, q->out_n, q->is_sse, allowed, &body, &n) < 0)
+                return respond_error(q, 502, "upstream_bad_answer", "the MCP upstream's tools/list answer could not be read", 0);
+        q->out_off = q->out_n;
+        resp = MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return MHD_NO;
+        for (struct curl_slist *h = q->resp_headers; h; h = h->next) {
+                _cleanup_free_ char *name = strdup(h->data);
+                char *colon = name ? strchr(name, ':') : NULL;
+                if (colon) {
+                        *colon = 0;
+                        MHD_add_response_header(resp, name, colon + 1 + strspn(colon + 1, " \t"));
+                }
+        }
+        ret = MHD_queue_response(q->conn, (unsigned) q->status, resp);
+        MHD_destroy_response(resp);
+        q->responded = true;
+        q->status_sent = (unsigned) q->status;
+        q->bytes_out += n;
+        return ret;
 }
 
 static enum MHD_Result respond_upstream(Request *q) {
@@ -590,10 +660,12 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
         /* resumed: the upstream answered (or failed), or the caller left */
         if (q->client_gone)
                 return MHD_NO;
-        if (!q->headers_done && !q->upstream_done) {
+        if ((!q->headers_done || q->mcp_tools_list) && !q->upstream_done) {
                 suspend(q);
                 return MHD_YES;
         }
+        if (q->mcp_tools_list && q->headers_done)
+                return respond_tools_list(q);
         return respond_upstream(q);
 }
 

@@ -26,6 +26,8 @@ STALL_PORT=$FAKE_PORT
 start_fake /srv/hang.jsonl --mode hang
 HANG_PORT=$FAKE_PORT
 echo -n "tok-issues" > /etc/credstore/issues-token
+FAKE=$PAYLOAD/extra/fake-mcp.py start_fake /srv/mcp.jsonl --sse
+MCP_PORT=$FAKE_PORT
 
 echo -n "sk-test-secret" > /etc/credstore/llm-key
 chmod 0600 /etc/credstore/llm-key
@@ -56,6 +58,10 @@ URL=http://127.0.0.1:$HANG_PORT
 [Upstream down]
 Kind=http
 URL=http://127.0.0.1:9
+
+[Upstream tools]
+Kind=mcp
+URL=http://127.0.0.1:$MCP_PORT
 EOF2
 
 role() { # NAME MODE EXEC [EXTRA…]
@@ -72,6 +78,8 @@ role sealed none "$A/broker-curl.sh"
 role errors daemon-only "$P" "[Role]" "Environment=PROBES=errors,cancel" "[Broker]" "Allow=issues stall hang down"
 role denied daemon-only "$P" "[Role]" "Environment=PROBES=allowed"
 role granted daemon-only "$P" "[Role]" "Environment=PROBES=allowed" "[Broker]" "Allow=issues"
+role mcpuser daemon-only "$P" "[Role]" "Environment=PROBES=mcp" "[Broker]" "Allow=tools" "AllowTool=tools:search"
+role mcpnone daemon-only "$P" "[Role]" "Environment=PROBES=mcp" "[Broker]" "Allow=tools"
 role limited daemon-only "$P" "[Role]" "Environment=PROBES=ratelimit" "[Broker]" "RequestsPerMinute=3"
 for i in 1 2 3 4; do
         role "streams$i" daemon-only "$P" "[Role]" "Environment=PROBES=streams" "Environment=STREAMS=250" \
@@ -135,6 +143,17 @@ expect denied upstream_issues 403 "an upstream not in Allow= is refused"
 expect granted upstream_issues 200 "the same upstream with Allow="
 expect limited codes 200,200,200,429 "RequestsPerMinute=3"
 check "limited: 429 carries Retry-After ($(get limited retry_after))" [ -n "$(get limited retry_after)" ]
+# --- MCP with the per-role tool allow-list ---------------------------------------------------
+systemctl start --wait agent@mcpuser.service agent@mcpnone.service
+expect mcpuser mcp_initialize 200 "MCP initialize through the broker"
+expect mcpuser mcp_session_kept True "the Mcp-Session-Id header is kept"
+expect mcpuser mcp_tools search "tools/list shows only the tools in AllowTool="
+expect mcpuser mcp_call_allowed 'called search with {"query":"x"}' "an allowed tools/call reaches the server"
+expect mcpuser mcp_call_refused -32601 "a tools/call of a tool not allowed gets a JSON-RPC error"
+expect mcpuser mcp_call_refused_id 4 "the error answers the request's id"
+check "MCP: the refused call never reached the server" bash -c '! grep -q delete_everything /srv/mcp.jsonl'
+expect mcpnone mcp_tools "" "no AllowTool=: tools/list is empty (fail closed)"
+
 status=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/cloister/broker.sock http://broker/v1/models)
 check "an unknown peer (the host's root, no agent unit) gets 403 ($status)" [ "$status" = 403 ]
 check "audit: refusals are recorded too, with the reason" bash -c \

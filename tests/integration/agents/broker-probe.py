@@ -102,6 +102,33 @@ def probe_streams():
     report("streams_ok", ok[0])
     report("streams_statuses", json.dumps(statuses, sort_keys=True))
 
+def probe_mcp():
+    """MCP over streamable HTTP through /mcp/tools/: initialize, tools/list, tools/call."""
+    def rpc(method, params=None, session=None, rid=1, accept="application/json, text/event-stream"):
+        h = {"Accept": accept}
+        if session:
+            h["Mcp-Session-Id"] = session
+        body = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            body["params"] = params
+        s, headers, data = request("POST", "/mcp/tools/mcp", body=json.dumps(body).encode(), headers=h)
+        text = data.decode()
+        if text.startswith("event:") or "\ndata:" in text or text.startswith("data:"):
+            text = "".join(l[5:].strip() for l in text.splitlines() if l.startswith("data:"))
+        return s, headers, json.loads(text) if text.strip() else None
+    s, h, r = rpc("initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
+                                 "clientInfo": {"name": "probe", "version": "1"}})
+    session = h.get("Mcp-Session-Id") or h.get("mcp-session-id")
+    report("mcp_initialize", s)
+    report("mcp_session_kept", bool(session))
+    s, h, r = rpc("tools/list", {}, session, 2)
+    report("mcp_tools", ",".join(sorted(t["name"] for t in r["result"]["tools"])))
+    s, h, r = rpc("tools/call", {"name": "search", "arguments": {"query": "x"}}, session, 3)
+    report("mcp_call_allowed", r["result"]["content"][0]["text"] if r and "result" in r else r)
+    s, h, r = rpc("tools/call", {"name": "delete_everything", "arguments": {}}, session, 4)
+    report("mcp_call_refused", r["error"]["code"] if r and "error" in r else r)
+    report("mcp_call_refused_id", r.get("id") if r else None)
+
 for p in os.environ.get("PROBES", "").split(","):
     if p:
         globals()["probe_" + p]()
