@@ -1,22 +1,41 @@
 #!/bin/bash
-# Runs inside the throwaway systemd of demo.sh: installs the example role as an admin would
-# and starts it with systemctl, then shows what the agent printed.
+# Runs inside the throwaway systemd of demo.sh: sets up an example upstream and the broker as
+# an admin would, installs the example role, starts it with systemctl and shows what the
+# agent printed and the broker's audit record.
 set -u
 . "$PAYLOAD/tap.sh"
-mkdir -p "$CLOISTER_CFG/roles" /srv/cloister-demo/out /usr/share/cloister/examples 2>/dev/null
+mkdir -p "$CLOISTER_CFG/roles" "$CLOISTER_CFG/cloister.conf.d" /srv/cloister-demo/out /etc/credstore
 chmod 0777 /srv/cloister-demo/out
-# The example agent lives at the path the role names (the container's /usr is read-only
-# here, so it is bound there by the role's own path being rewritten to the payload copy).
+
+# A local example upstream standing in for Ollama, vLLM or a hosted API (loopback only).
+coproc UP { exec python3 "$PAYLOAD/extra/fake-openai.py" --port 0 --lifetime 120 --require-auth sk-demo-key; }
+read -r _ port <&"${UP[0]}"
+echo -n sk-demo-key > /etc/credstore/llm-key
+cat > "$CLOISTER_CFG/cloister.conf.d/50-llm.conf" <<EOF2
+[LLM]
+Endpoint=http://127.0.0.1:$port/v1
+Model=example-model
+APIKeyCredential=llm-key
+EOF2
+# The example agent lives at the path the role names; here it is the payload copy.
 sed "s|^Exec=.*|Exec=$PAYLOAD/extra/what-do-i-see.sh|" "$PAYLOAD/extra/reviewer.role" > "$CLOISTER_CFG/roles/reviewer.role"
+diag "\$ cat /etc/cloister/cloister.conf.d/50-llm.conf"
+diag "$(cat "$CLOISTER_CFG/cloister.conf.d/50-llm.conf")"
 diag "\$ cat /etc/cloister/roles/reviewer.role"
-diag "$(cat "$CLOISTER_CFG/roles/reviewer.role")"
+diag "$(grep -v '^#' "$CLOISTER_CFG/roles/reviewer.role")"
 systemctl daemon-reload
+systemctl start cloister-broker.socket
 diag "\$ systemctl start agent@reviewer"
 systemctl start --wait agent@reviewer.service
 diag "\$ journalctl -u agent@reviewer -o cat"
 diag "$(journalctl -b -u agent@reviewer.service -o cat)"
+diag "\$ journalctl MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b -o verbose   (the broker's audit record)"
+diag "$(journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b -o verbose | grep -E '^    (MESSAGE|CLOISTER_[A-Z_]*)=')"
 diag "\$ cat /srv/cloister-demo/out/result.txt"
 diag "$(cat /srv/cloister-demo/out/result.txt 2>&1)"
 check "the sealed agent ran and wrote its result" grep -q "hello from the host" /srv/cloister-demo/out/result.txt
 check "it saw only lo" bash -c 'journalctl -b -u agent@reviewer.service -o cat | grep -qE "^network devices: lo ?$"'
+check "it got an answer through the broker" grep -q "example-model: echo: review my patch" /srv/cloister-demo/out/result.txt
+check "the broker recorded the call for role reviewer" bash -c \
+        'journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b CLOISTER_ROLE=reviewer -o cat | grep -q "→ 200"'
 tap_done
