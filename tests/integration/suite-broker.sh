@@ -25,6 +25,8 @@ start_fake /srv/stall.jsonl --mode stall
 STALL_PORT=$FAKE_PORT
 start_fake /srv/hang.jsonl --mode hang
 HANG_PORT=$FAKE_PORT
+start_fake /srv/slow.jsonl --mode slow --delay 1
+SLOW_PORT=$FAKE_PORT
 echo -n "tok-issues" > /etc/credstore/issues-token
 FAKE=$PAYLOAD/extra/fake-mcp.py start_fake /srv/mcp.jsonl --sse
 MCP_PORT=$FAKE_PORT
@@ -55,6 +57,10 @@ URL=http://127.0.0.1:$STALL_PORT
 Kind=http
 URL=http://127.0.0.1:$HANG_PORT
 
+[Upstream slow]
+Kind=http
+URL=http://127.0.0.1:$SLOW_PORT
+
 [Upstream down]
 Kind=http
 URL=http://127.0.0.1:9
@@ -80,6 +86,10 @@ role denied daemon-only "$P" "[Role]" "Environment=PROBES=allowed"
 role granted daemon-only "$P" "[Role]" "Environment=PROBES=allowed" "[Broker]" "Allow=issues"
 role mcpuser daemon-only "$P" "[Role]" "Environment=PROBES=mcp" "[Broker]" "Allow=tools" "AllowTool=tools:search"
 role mcpnone daemon-only "$P" "[Role]" "Environment=PROBES=mcp" "[Broker]" "Allow=tools"
+role curler daemon-only "$A/broker-curl.sh"
+role tokens daemon-only "$P" "[Role]" "Environment=PROBES=tokens" "[Broker]" "TokensPerMinute=5"
+role single daemon-only "$P" "[Role]" "Environment=PROBES=concurrent" "[Broker]" "Allow=slow" "MaxConcurrent=1"
+role raw daemon-only "$P" "[Role]" "Environment=PROBES=sse_raw"
 role limited daemon-only "$P" "[Role]" "Environment=PROBES=ratelimit" "[Broker]" "RequestsPerMinute=3"
 for i in 1 2 3 4; do
         role "streams$i" daemon-only "$P" "[Role]" "Environment=PROBES=streams" "Environment=STREAMS=250" \
@@ -143,6 +153,17 @@ expect denied upstream_issues 403 "an upstream not in Allow= is refused"
 expect granted upstream_issues 200 "the same upstream with Allow="
 expect limited codes 200,200,200,429 "RequestsPerMinute=3"
 check "limited: 429 carries Retry-After ($(get limited retry_after))" [ -n "$(get limited retry_after)" ]
+# --- curl over the loopback URL; TokensPerMinute=, MaxConcurrent=; the raw stream ------------
+systemctl start --wait agent@curler.service agent@tokens.service agent@single.service agent@raw.service
+check "curl over CLOISTER_BROKER_URL in a daemon-only agent (/v1/models: $(cat /srv/out/curler/llm.code))" \
+        [ "$(cat /srv/out/curler/llm.code)" = 200 ]
+expect tokens codes 200,429 "TokensPerMinute=5: the usage of the first answer blocks the second"
+expect single second_while_first_runs 429 "MaxConcurrent=1: a second request while the first runs"
+expect single first 200 "MaxConcurrent=1: the first completes"
+expect raw sse_comment_passed True "SSE comment lines pass through"
+expect raw sse_event_line_passed True "SSE event: lines pass through"
+expect raw sse_chunked True "the stream goes out chunked, not buffered into a Content-Length"
+
 # --- MCP with the per-role tool allow-list ---------------------------------------------------
 systemctl start --wait agent@mcpuser.service agent@mcpnone.service
 expect mcpuser mcp_initialize 200 "MCP initialize through the broker"

@@ -67,6 +67,43 @@ def probe_ratelimit():
     report("codes", ",".join(codes))
     report("retry_after", retry)
 
+def probe_tokens():
+    body = json.dumps({"messages": [{"role": "user", "content": "count these five words"}]}).encode()
+    codes = []
+    for _ in range(2):
+        s, h, _ = request("POST", "/v1/chat/completions", body=body)
+        codes.append(str(s))
+    report("codes", ",".join(codes))
+
+def probe_concurrent():
+    results = []
+    def one():
+        s, _, _ = request("GET", "/upstream/slow/v1/models")
+        results.append(s)
+    t = threading.Thread(target=one)
+    t.start()
+    time.sleep(0.3)
+    s, h, _ = request("GET", "/upstream/slow/v1/models")
+    t.join()
+    report("second_while_first_runs", s)
+    report("first", results[0] if results else None)
+
+def probe_sse_raw():
+    c = socket.create_connection((base_host, base_port), timeout=10)
+    body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "raw"}]})
+    c.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
+    raw = b""
+    while True:
+        chunk = c.recv(65536)
+        if not chunk:
+            break
+        raw += chunk
+    text = raw.decode(errors="replace")
+    report("sse_comment_passed", ": cloister-test-comment" in text)
+    report("sse_event_line_passed", "event: meta" in text)
+    report("sse_chunked", "transfer-encoding: chunked" in text.lower())
+
 def probe_cancel():
     c = socket.create_connection((base_host, base_port), timeout=10)
     body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "a b c"}]})
