@@ -20,45 +20,19 @@ void closed_surface_index_done(ClosedSurfaceIndex *idx) {
 }
 
 int unit_search_path(const char *generator_dirs[3], char ***ret) {
-        const char *e = getenv("SYSTEMD_UNIT_PATH");
-        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
         const char *normal = generator_dirs && generator_dirs[0] ? generator_dirs[0] : "/run/systemd/generator";
         const char *early = generator_dirs && generator_dirs[1] ? generator_dirs[1] : "/run/systemd/generator.early";
         const char *late = generator_dirs && generator_dirs[2] ? generator_dirs[2] : "/run/systemd/generator.late";
-        const char *defaults[] = {
+        const char *const defaults[] = {
                 "/etc/systemd/system.control", "/run/systemd/system.control", "/run/systemd/transient",
                 early, "/etc/systemd/system", "/etc/systemd/system.attached", "/run/systemd/system",
                 "/run/systemd/system.attached", normal, "/usr/local/lib/systemd/system",
                 SYSTEMDSYSTEMUNITDIR, "/usr/lib/systemd/system", "/lib/systemd/system", late,
         };
 
-        if (!l)
-                return -ENOMEM;
-        if (e) {
-                _cleanup_free_ char *copy = strdup(e);
-                char *save = NULL;
-                if (!copy)
-                        return -ENOMEM;
-                for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
-                        if (!strv_contains(l, t) && strv_extend(&l, t) < 0)
-                                return -ENOMEM;
-        } else
-                for (size_t i = 0; i < ELEMENTSOF(defaults); i++)
-                        if (!strv_contains(l, defaults[i]) && strv_extend(&l, defaults[i]) < 0)
-                                return -ENOMEM;
-        *ret = TAKE_PTR(l);
-        return 0;
+        return search_path_from_env("SYSTEMD_UNIT_PATH", defaults, ELEMENTSOF(defaults), ret);
 }
 
-static bool is_masked(const char *path) {
-        char target[16];
-        ssize_t k = readlink(path, target, sizeof target - 1);
-
-        if (k <= 0)
-                return false;
-        target[k] = 0;
-        return streq(target, "/dev/null");
-}
 
 static const ClosedSurface *closed_key(const char *key) {
         for (const ClosedSurface *c = policy_closed_surfaces; c->key; c++)
@@ -207,13 +181,13 @@ int closed_surface_index_build(char * const *dirs, const char *own_dir, ClosedSu
                                 _cleanup_free_ char *unit = strprintf("%.*s.service", (int) (l - 7), n);
                                 if (!p || !unit)
                                         r = -ENOMEM;
-                                else if (!is_masked(p))
+                                else if (!path_is_masked(p))
                                         r = add_finding(&idx, unit, strprintf("%s: a socket unit would hand file descriptors to the agent", p));
                         } else if (startswith(n, "agent@") && l > 8 && streq(n + l - 8, ".service")) {
                                 _cleanup_free_ char *p = strprintf("%s/%s", *d, n);
                                 if (!p)
                                         r = -ENOMEM;
-                                else if (!is_masked(p)) /* masked: closes, does not open */
+                                else if (!path_is_masked(p)) /* masked: closes, does not open */
                                         r = add_finding(&idx, n, strprintf("%s: a unit file replaces the locked agent@.service template", p));
                         }
                 }

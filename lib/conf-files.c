@@ -15,13 +15,11 @@ void conf_file_list_done(ConfFileList *l) {
         l->n = 0;
 }
 
-int conf_dirs(char ***ret) {
-        _cleanup_strv_free_ char **dirs = calloc(1, sizeof(char *));
-        const char *e = getenv("CLOISTER_CONFIG_PATH");
-        const char *defaults[] = { SYSCONFDIR "/cloister", "/run/cloister",
-                                   "/usr/local/lib/cloister", PKGLIBDIR };
+int search_path_from_env(const char *env, const char *const *defaults, size_t n, char ***ret) {
+        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
+        const char *e = getenv(env);
 
-        if (!dirs)
+        if (!l)
                 return -ENOMEM;
         if (e) {
                 _cleanup_free_ char *copy = strdup(e);
@@ -29,17 +27,24 @@ int conf_dirs(char ***ret) {
                 if (!copy)
                         return -ENOMEM;
                 for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save))
-                        if (!strv_contains(dirs, t) && strv_extend(&dirs, t) < 0)
+                        if (!strv_contains(l, t) && strv_extend(&l, t) < 0)
                                 return -ENOMEM;
         } else
-                for (size_t i = 0; i < ELEMENTSOF(defaults); i++)
-                        if (!strv_contains(dirs, defaults[i]) && strv_extend(&dirs, defaults[i]) < 0)
+                for (size_t i = 0; i < n; i++)
+                        if (!strv_contains(l, defaults[i]) && strv_extend(&l, defaults[i]) < 0)
                                 return -ENOMEM;
-        *ret = TAKE_PTR(dirs);
+        *ret = TAKE_PTR(l);
         return 0;
 }
 
-static bool is_masked(const char *path) {
+int conf_dirs(char ***ret) {
+        static const char *const defaults[] = { SYSCONFDIR "/cloister", "/run/cloister",
+                                                "/usr/local/lib/cloister", PKGLIBDIR };
+
+        return search_path_from_env("CLOISTER_CONFIG_PATH", defaults, ELEMENTSOF(defaults), ret);
+}
+
+bool path_is_masked(const char *path) {
         char target[16];
         ssize_t n = readlink(path, target, sizeof target - 1);
 
@@ -111,7 +116,7 @@ int conf_files_list(char * const *dirs, const char *subdir, const char *suffix, 
                 r = -ENOMEM;
         /* decide first, free after: each decision looks at the previous entry's name */
         for (size_t i = 0; r >= 0 && i < n; i++)
-                if ((i == 0 || !streq(entries[i].name, entries[i - 1].name)) && !is_masked(entries[i].path)) {
+                if ((i == 0 || !streq(entries[i].name, entries[i - 1].name)) && !path_is_masked(entries[i].path)) {
                         l.files[l.n++] = (ConfFile) { entries[i].name, entries[i].path };
                         entries[i].priority = UINT_MAX; /* taken */
                 }
@@ -134,9 +139,9 @@ int conf_file_find(char * const *dirs, const char *name, char **ret) {
                 _cleanup_free_ char *p = strprintf("%s/%s", *d, name);
                 if (!p)
                         return -ENOMEM;
-                if (access(p, F_OK) < 0 && !is_masked(p))
+                if (access(p, F_OK) < 0 && !path_is_masked(p))
                         continue;
-                *ret = is_masked(p) ? NULL : TAKE_PTR(p);
+                *ret = path_is_masked(p) ? NULL : TAKE_PTR(p);
                 return 0;
         }
         *ret = NULL;

@@ -15,6 +15,13 @@ typedef struct ConfFileList {
 
 void conf_file_list_done(ConfFileList *l);
 
+/* A search path: the colon-separated $env (highest priority first) if set, else `defaults`;
+ * duplicates dropped. */
+int search_path_from_env(const char *env, const char *const *defaults, size_t n, char ***ret);
+
+/* A symlink to /dev/null: masked, as in systemd. */
+bool path_is_masked(const char *path);
+
 /* The configuration directories, highest priority first (§3): $CLOISTER_CONFIG_PATH
  * (colon-separated) if set, else /etc/cloister, /run/cloister, /usr/local/lib/cloister,
  * $prefix/lib/cloister. */

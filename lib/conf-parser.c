@@ -141,8 +141,7 @@ int conf_parse_strv(const ConfAssignment *a, void *data) {
         return strv_extend(l, a->value) < 0 ? log_oom() : 0;
 }
 
-int conf_parse_name_list(const ConfAssignment *a, void *data) {
-        char ***l = data;
+int conf_parse_words(const ConfAssignment *a, char ***l, const char *(*check)(const char *word)) {
         _cleanup_free_ char *copy = strdup(a->value);
         char *save = NULL;
 
@@ -153,13 +152,22 @@ int conf_parse_name_list(const ConfAssignment *a, void *data) {
                 return 0;
         }
         for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-                if (!name_is_valid(w))
-                        return log_error_errno(EINVAL, "%s:%u: Invalid %s= entry \"%s\" in [%s]: not a valid name (^[a-z0-9][a-z0-9_-]{0,62}$)",
-                                               a->path, a->line, a->key, w, a->section);
+                const char *reason = check(w);
+                if (reason)
+                        return log_error_errno(EINVAL, "%s:%u: Invalid %s= entry \"%s\" in [%s]: %s",
+                                               a->path, a->line, a->key, w, a->section, reason);
                 if (!strv_contains(*l, w) && strv_extend(l, w) < 0)
                         return log_oom();
         }
         return 0;
+}
+
+static const char *check_name(const char *w) {
+        return name_is_valid(w) ? NULL : "not a valid name (^[a-z0-9][a-z0-9_-]{0,62}$)";
+}
+
+int conf_parse_name_list(const ConfAssignment *a, void *data) {
+        return conf_parse_words(a, data, check_name);
 }
 
 int conf_parse_url(const ConfAssignment *a, void *data) {

@@ -32,6 +32,9 @@ int conf_parse_cpus(const ConfAssignment *a, void *data);        /* unsigned per
 int conf_parse_port(const ConfAssignment *a, void *data);        /* uint16_t, 0 unset */
 int conf_parse_strv(const ConfAssignment *a, void *data);        /* char **: one entry per line */
 int conf_parse_name_list(const ConfAssignment *a, void *data);   /* char **: blank-separated names */
+/* Blank-separated words into *l, each checked by check() (NULL or a reason); duplicates are
+ * kept once, an empty value resets the list. */
+int conf_parse_words(const ConfAssignment *a, char ***l, const char *(*check)(const char *word));
 int conf_parse_credential(const ConfAssignment *a, void *data);  /* char *: a credential name */
 int conf_parse_url(const ConfAssignment *a, void *data);        /* char *: http(s):// URL */
 

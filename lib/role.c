@@ -179,58 +179,39 @@ static int parse_gpus(const ConfAssignment *a, void *data) {
                                a->path, a->line);
 }
 
-static int parse_wanted_by(const ConfAssignment *a, void *data) {
-        _cleanup_free_ char *copy = strdup(a->value);
-        char ***l = data, *save = NULL;
+static const char *check_unit_name(const char *w) {
+        const char *dot = strrchr(w, '.');
 
-        if (!copy)
-                return log_oom();
-        if (isempty(a->value)) {
-                *l = strv_free(*l);
-                return 0;
-        }
-        for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-                const char *dot = strrchr(w, '.');
-                bool ok = dot && dot != w && (streq(dot, ".target") || streq(dot, ".service")) && strlen(w) < 256;
-                for (const char *p = w; ok && *p; p++)
-                        ok = isalnum((unsigned char) *p) || strchr(":-_.\\@", *p);
-                if (!ok)
-                        return log_error_errno(EINVAL, "%s:%u: Invalid WantedBy= entry \"%s\" in [Install]: not a .target or .service unit name",
-                                               a->path, a->line, w);
-                if (!strv_contains(*l, w) && strv_extend(l, w) < 0)
-                        return log_oom();
-        }
-        return 0;
+        if (!dot || dot == w || (!streq(dot, ".target") && !streq(dot, ".service")) || strlen(w) >= 256)
+                return "not a .target or .service unit name";
+        for (const char *p = w; *p; p++)
+                if (!isalnum((unsigned char) *p) && !strchr(":-_.\\@", *p))
+                        return "not a .target or .service unit name";
+        return NULL;
+}
+
+static int parse_wanted_by(const ConfAssignment *a, void *data) {
+        return conf_parse_words(a, data, check_unit_name);
 }
 
 /* AllowTool=UPSTREAM:TOOL … (blank-separated); TOOL "*" allows every tool of that upstream. */
-static int parse_allow_tool(const ConfAssignment *a, void *data) {
-        _cleanup_free_ char *copy = strdup(a->value);
-        char ***l = data, *save = NULL;
+static const char *check_allow_tool_word(const char *w) {
+        const char *colon = strchr(w, ':');
+        static const char reason[] = "expected UPSTREAM:TOOL (TOOL may be \"*\")";
+        _cleanup_free_ char *upstream = colon ? strndup(w, (size_t) (colon - w)) : NULL;
 
-        if (!copy)
-                return log_oom();
-        if (isempty(a->value)) {
-                *l = strv_free(*l);
-                return 0;
-        }
-        for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-                char *colon = strchr(w, ':');
-                bool ok = colon && colon > w && colon[1];
-                if (ok) {
-                        *colon = 0;
-                        ok = name_is_valid(w);
-                        for (const char *p = colon + 1; ok && *p; p++)
-                                ok = isalnum((unsigned char) *p) || strchr("_.-/", *p) || streq(colon + 1, "*");
-                        *colon = ':';
-                }
-                if (!ok)
-                        return log_error_errno(EINVAL, "%s:%u: Invalid AllowTool= entry \"%s\" in [Broker]: expected UPSTREAM:TOOL (TOOL may be \"*\")",
-                                               a->path, a->line, w);
-                if (!strv_contains(*l, w) && strv_extend(l, w) < 0)
-                        return log_oom();
-        }
-        return 0;
+        if (!upstream || !name_is_valid(upstream) || !colon[1])
+                return reason;
+        if (streq(colon + 1, "*"))
+                return NULL;
+        for (const char *p = colon + 1; *p; p++)
+                if (!isalnum((unsigned char) *p) && !strchr("_.-/", *p))
+                        return reason;
+        return NULL;
+}
+
+static int parse_allow_tool(const ConfAssignment *a, void *data) {
+        return conf_parse_words(a, data, check_allow_tool_word);
 }
 
 char **role_allowed_tools(const Role *role, const char *upstream) {
