@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "log.h"
@@ -19,6 +20,10 @@ static struct json_object *parse_json(const char *s, size_t n) {
 
         if (!tok)
                 return NULL;
+        if (n > INT_MAX || memchr(s, 0, n)) {
+                json_tokener_free(tok);
+                return NULL;
+        }
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
         o = json_tokener_parse_ex(tok, s, (int) n);
         end = json_tokener_get_parse_end(tok);

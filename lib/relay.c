@@ -11,9 +11,12 @@
 typedef struct Direction {
         int from, to;           /* borrowed from the connection */
         int pipe[2];
+        size_t capacity;        /* what the kernel gave the pipe (F_GETPIPE_SZ) */
         size_t in_pipe;
+        bool full;              /* splice-in said EAGAIN with bytes in the pipe: wait for out */
         bool eof;               /* `from` said EOF */
         bool shut;              /* `to` was shut down for writing */
+        bool failed;            /* `to` went away (EPIPE/ECONNRESET): this direction is over */
 } Direction;
 
 typedef struct Connection {
@@ -58,28 +61,42 @@ static void connection_free(Connection *c) {
         free(c);
 }
 
+static bool direction_done(const Direction *d) {
+        return d->failed || d->shut;
+}
+
 /* Moves what it can in one direction. Returns <0 on a hard error. */
 static int direction_pump(Direction *d) {
+        if (d->failed)
+                return 0;
         for (;;) {
                 ssize_t n;
                 bool progress = false;
 
-                if (!d->eof && d->in_pipe < PIPE_SIZE) {
-                        n = splice(d->from, NULL, d->pipe[1], NULL, PIPE_SIZE - d->in_pipe,
+                if (!d->eof && !d->full && d->in_pipe < d->capacity) {
+                        n = splice(d->from, NULL, d->pipe[1], NULL, d->capacity - d->in_pipe,
                                    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
                         if (n == 0)
                                 d->eof = true;
                         else if (n > 0) {
                                 d->in_pipe += (size_t) n;
                                 progress = true;
-                        } else if (errno != EAGAIN && errno != EINTR)
+                        } else if (errno == EAGAIN && d->in_pipe > 0)
+                                d->full = true; /* out of pipe slots: small packets use one each */
+                        else if (errno != EAGAIN && errno != EINTR)
                                 return -errno;
                 }
                 if (d->in_pipe > 0) {
                         n = splice(d->pipe[0], NULL, d->to, NULL, d->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
                         if (n > 0) {
                                 d->in_pipe -= (size_t) n;
+                                d->full = false;
                                 progress = true;
+                        } else if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+                                /* the far side left: what goes the other way may still matter
+                                 * (an early error answer to a long upload) */
+                                d->failed = true;
+                                return 0;
                         } else if (n < 0 && errno != EAGAIN && errno != EINTR)
                                 return -errno;
                 }
@@ -97,11 +114,22 @@ static uint32_t wanted_events(const Direction *in, const Direction *out) {
          * direction holds bytes for it. `in` reads from this fd, `out` writes to it. */
         uint32_t e = 0;
 
-        if (!in->eof && in->in_pipe < PIPE_SIZE)
+        if (!in->failed && !in->eof && !in->full && in->in_pipe < in->capacity)
                 e |= EPOLLIN;
-        if (out->in_pipe > 0)
+        if (!out->failed && out->in_pipe > 0)
                 e |= EPOLLOUT;
         return e;
+}
+
+/* An fd with nothing to wait for is switched off: epoll reports HUP regardless of the mask,
+ * and a peer that closed while the other side idles would otherwise wake us forever. */
+static void watch(sd_event_source *s, uint32_t events) {
+        if (events == 0) {
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                return;
+        }
+        (void) sd_event_source_set_io_events(s, events);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ON);
 }
 
 static int connection_update(Connection *c) {
@@ -112,14 +140,14 @@ static int connection_update(Connection *c) {
         r = direction_pump(&c->up);
         if (r >= 0)
                 r = direction_pump(&c->down);
-        if (r < 0 || (c->up.shut && c->down.shut)) {
+        if (r < 0 || (direction_done(&c->up) && direction_done(&c->down))) {
                 if (r < 0 && r != -ECONNRESET && r != -EPIPE)
                         log_debug("relay: connection closed: %s", strerror(-r));
                 connection_free(c);
                 return 0;
         }
-        (void) sd_event_source_set_io_events(c->client_source, wanted_events(&c->up, &c->down));
-        (void) sd_event_source_set_io_events(c->server_source, wanted_events(&c->down, &c->up));
+        watch(c->client_source, wanted_events(&c->up, &c->down));
+        watch(c->server_source, wanted_events(&c->down, &c->up));
         return 0;
 }
 
@@ -144,7 +172,9 @@ static int direction_init(Direction *d, int from, int to) {
         *d = (Direction) { .from = from, .to = to, .pipe = { -1, -1 } };
         if (pipe2(d->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
                 return -errno;
-        (void) fcntl(d->pipe[1], F_SETPIPE_SZ, PIPE_SIZE);
+        (void) fcntl(d->pipe[1], F_SETPIPE_SZ, PIPE_SIZE); /* may fail past pipe-user-pages-soft */
+        int sz = fcntl(d->pipe[1], F_GETPIPE_SZ);
+        d->capacity = sz > 0 ? (size_t) sz : 4096;
         return 0;
 }
 

@@ -31,3 +31,4 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
 void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                        enum MHD_RequestTerminationCode toe);
 void request_curl_done(CurlGlue *g, CURL *easy, CURLcode result);
+void *request_uri_seen(void *cls, const char *uri, struct MHD_Connection *conn);

@@ -38,6 +38,18 @@ char *peer_role_of_unit(const char *unit) {
         return role;
 }
 
+static uid_t pid_uid(pid_t pid) {
+        _cleanup_free_ char *path = strprintf("/proc/%d/status", (int) pid);
+        _cleanup_fclose_ FILE *f = path ? fopen(path, "re") : NULL;
+        char line[256];
+        unsigned long uid;
+
+        while (f && fgets(line, sizeof line, f))
+                if (sscanf(line, "Uid: %lu", &uid) == 1)
+                        return (uid_t) uid;
+        return (uid_t) -1;
+}
+
 int peer_identify(int fd, Peer *ret) {
         struct ucred cred;
         socklen_t len = sizeof cred;
@@ -51,6 +63,14 @@ int peer_identify(int fd, Peer *ret) {
         if (r < 0) {
                 *ret = p;
                 return 0; /* not in a unit we know: no role */
+        }
+        /* systemd 252 has no pidfd identity: a connection whose process exited and whose PID
+         * an agent reused would pass as that agent. The UID the kernel recorded at connect()
+         * must still be the UID of the process now at that PID (each agent unit has its own). */
+        if (pid_uid(cred.pid) != cred.uid) {
+                log_warning("Peer PID %d now belongs to a process of another user: refusing its identity.", (int) cred.pid);
+                *ret = p;
+                return 0;
         }
         p.role = peer_role_of_unit(p.unit);
         *ret = p;

@@ -31,7 +31,7 @@ typedef struct Request {
         char *body;
         size_t body_n;
         uint64_t max_body;
-        bool body_done, responded;
+        bool body_done, responded, too_large;
 
         /* upstream */
         CURL *easy;
@@ -102,6 +102,7 @@ static const char *error_type(unsigned status) {
         case 403: return "permission_error";
         case 404: return "not_found_error";
         case 413: return "request_too_large";
+        case 405: return "invalid_request_error";
         case 429: return "rate_limit_error";
         case 504: return "timeout_error";
         default:  return "api_error";
@@ -123,9 +124,11 @@ static enum MHD_Result respond_json(Request *q, unsigned status, const char *jso
         }
         ret = MHD_queue_response(q->conn, status, resp);
         MHD_destroy_response(resp);
-        q->responded = true;
-        q->status_sent = status;
-        q->bytes_out += strlen(json);
+        if (ret == MHD_YES) {
+                q->responded = true;
+                q->status_sent = status;
+                q->bytes_out += strlen(json);
+        }
         return ret;
 }
 
@@ -158,6 +161,10 @@ static enum MHD_Result admit(Request *q, bool *done) {
         int r;
 
         *done = true;
+        /* TRACE would echo the injected credentials back; CONNECT and the like have no place */
+        if (!streq(q->method, "GET") && !streq(q->method, "POST") && !streq(q->method, "PUT") &&
+            !streq(q->method, "PATCH") && !streq(q->method, "DELETE") && !streq(q->method, "HEAD"))
+                return respond_error(q, 405, "method_not_allowed", "this method is not relayed", 0);
         if (q->route.kind == BROKER_ROUTE_HEALTH)
                 return respond_json(q, 200, "{\"status\":\"ok\"}\n", 0);
         if (!q->role)
@@ -222,17 +229,25 @@ static enum MHD_Result admit(Request *q, bool *done) {
 
 /* ---- upstream ------------------------------------------------------------------------- */
 
-static void out_append(Request *q, const char *data, size_t n) {
+/* Appends upstream bytes; what MHD already took is dropped first, so a slow caller costs
+ * about OUT_HIGH_WATER, not the whole answer. False on OOM: the stream must end. */
+static bool out_append(Request *q, const char *data, size_t n) {
+        char *o;
+
         if (n == 0)
-                return;
-        if (q->out_off > 0 && q->out_off == q->out_n)
-                q->out_off = q->out_n = 0;
-        char *o = realloc(q->out, q->out_n + n);
+                return true;
+        if (q->out_off > 0 && !q->mcp_tools_list) {
+                memmove(q->out, q->out + q->out_off, q->out_n - q->out_off);
+                q->out_n -= q->out_off;
+                q->out_off = 0;
+        }
+        o = realloc(q->out, q->out_n + n);
         if (!o)
-                return; /* dropped bytes would corrupt the stream: end it */
+                return false;
         q->out = o;
         memcpy(q->out + q->out_n, data, n);
         q->out_n += n;
+        return true;
 }
 
 static void resume(Request *q);
@@ -325,12 +340,13 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
                 size_t fwd_n = 0;
                 if (!q->sse && !(q->sse = sse_filter_new(q->oa.strip_usage_chunk)))
                         return 0;
-                if (sse_filter_feed(q->sse, data, len, &fwd, &fwd_n) < 0)
+                if (sse_filter_feed(q->sse, data, len, &fwd, &fwd_n) < 0 || !out_append(q, fwd, fwd_n))
                         return 0;
-                out_append(q, fwd, fwd_n);
         } else {
-                out_append(q, data, len);
-                if (q->copy_n + len <= USAGE_COPY_MAX) {
+                if (!out_append(q, data, len))
+                        return 0;
+                /* only LLM answers carry usage worth counting */
+                if (q->route.kind == BROKER_ROUTE_LLM && q->copy_n + len <= USAGE_COPY_MAX) {
                         char *c = realloc(q->copy, q->copy_n + len);
                         if (c) {
                                 memcpy(c + q->copy_n, data, len);
@@ -350,15 +366,15 @@ void request_curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
         if (!q)
                 return;
         q->upstream_done = true;
-        q->result = result;
         if (q->sse) {
                 _cleanup_free_ char *fwd = NULL;
                 size_t fwd_n = 0;
-                if (sse_filter_finish(q->sse, &fwd, &fwd_n) >= 0)
-                        out_append(q, fwd, fwd_n);
+                if (sse_filter_finish(q->sse, &fwd, &fwd_n) >= 0 && !out_append(q, fwd, fwd_n))
+                        result = CURLE_OUT_OF_MEMORY;
                 q->usage = *sse_filter_usage(q->sse);
         } else if (q->copy && result == CURLE_OK)
                 (void) openai_response_usage(q->copy, q->copy_n, &q->usage);
+        q->result = result;
         curl_easy_cleanup(q->easy);
         q->easy = NULL;
         resume(q);
@@ -414,6 +430,8 @@ static int build_upstream(Request *q) {
                 curl_easy_setopt(q->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) (q->send_body ? q->send_n : q->body_n));
         } else if (streq(q->method, "GET"))
                 curl_easy_setopt(q->easy, CURLOPT_HTTPGET, 1L);
+        else if (streq(q->method, "HEAD"))
+                curl_easy_setopt(q->easy, CURLOPT_NOBODY, 1L);
 
         /* Headers: an allow-list of the caller's, then the upstream's credentials. curl's own
          * Expect: and Accept: defaults are suppressed so only these go out. */
@@ -570,43 +588,26 @@ static enum MHD_Result respond_upstream(Request *q) {
 
 /* ---- MHD callbacks -------------------------------------------------------------------- */
 
-/* MHD splits the query off the path; put it back as the caller sent it (unescaped nothing). */
-static enum MHD_Result append_argument(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
-        FILE *f = cls;
-
-        fprintf(f, "%c%s%s%s", ftell(f) == 0 ? '?' : '&', key, value ? "=" : "", value ?: "");
-        return MHD_YES;
-}
-
-static char *full_url(struct MHD_Connection *conn, const char *path) {
-        _cleanup_free_ char *query = NULL;
-        size_t n = 0;
-        FILE *f = open_memstream(&query, &n);
-
-        if (!f)
-                return NULL;
-        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, append_argument, f);
-        if (fclose(f) != 0)
-                return NULL;
-        return strprintf("%s%s", path, strempty(query));
-}
-
-static Request *request_new(Broker *b, struct MHD_Connection *conn, const char *url, const char *method) {
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+/* libmicrohttpd's first word on a request: the URI exactly as sent (query included, nothing
+ * unescaped; MHD would turn "+" into " " in arguments). The Request starts here. */
+void *request_uri_seen(void *cls, const char *uri, struct MHD_Connection *conn) {
         Request *q = calloc(1, sizeof(Request));
+
+        if (q && !(q->path = strdup(uri)))
+                q = mfree(q);
+        return q;
+}
+
+static int request_init(Request *q, Broker *b, struct MHD_Connection *conn, const char *method) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         int r;
 
-        if (!q)
-                return NULL;
         q->broker = b;
         q->conn = conn;
         q->start = now_usec();
         q->method = strdup(method);
-        q->path = full_url(conn, url);
-        if (!q->method || !q->path) {
-                request_free(q);
-                return NULL;
-        }
+        if (!q->method)
+                return -ENOMEM;
         if (ci && peer_identify(ci->connect_fd, &q->peer) >= 0 && q->peer.role) {
                 q->role = broker_config_find_role(b->config, q->peer.role);
                 q->limit = q->role ? broker_role_limit(b, q->role) : NULL;
@@ -617,7 +618,7 @@ static Request *request_new(Broker *b, struct MHD_Connection *conn, const char *
                 q->route_error = r;
         }
         b->active_requests++;
-        return q;
+        return 0;
 }
 
 enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const char *url,
@@ -626,15 +627,13 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
         Broker *b = cls;
         Request *q = *con_cls;
         bool done;
-        enum MHD_Result ret;
 
-        if (!q) {
-                q = request_new(b, conn, url, method);
-                if (!q)
+        if (!q)
+                return MHD_NO; /* out of memory in request_uri_seen() */
+        if (!q->conn) {
+                if (request_init(q, b, conn, method) < 0)
                         return MHD_NO;
-                *con_cls = q;
-                ret = admit(q, &done);
-                return ret;
+                return admit(q, &done);
         }
         if (q->responded)
                 return MHD_YES;
@@ -642,8 +641,11 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
                 size_t n = *upload_size;
                 *upload_size = 0;
                 q->bytes_in += n;
-                if (q->max_body != UNSET_U64 && q->body_n + n > q->max_body)
-                        return respond_error(q, 413, "request_too_large", "the request body exceeds MaxRequestBytes=", 0);
+                if (q->too_large || (q->max_body != UNSET_U64 && q->body_n + n > q->max_body)) {
+                        /* no answer can be queued while a body arrives: drop it, answer at the end */
+                        q->too_large = true;
+                        return MHD_YES;
+                }
                 char *nb = realloc(q->body, q->body_n + n + 1);
                 if (!nb)
                         return MHD_NO;
@@ -655,6 +657,8 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
         }
         if (!q->body_done) {
                 q->body_done = true;
+                if (q->too_large)
+                        return respond_error(q, 413, "request_too_large", "the request body exceeds MaxRequestBytes=", 0);
                 return start_upstream(q);
         }
         /* resumed: the upstream answered (or failed), or the caller left */
@@ -678,6 +682,10 @@ void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         if (!q)
                 return;
         *con_cls = NULL;
+        if (!q->conn) { /* never reached the access handler */
+                request_free(q);
+                return;
+        }
         if (q->started) {
                 rate_limit_release(q->limit);
                 if (q->usage.seen)

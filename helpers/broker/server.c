@@ -95,6 +95,7 @@ int broker_start(Broker *b, int listen_fd) {
                                     MHD_OPTION_CONNECTION_LIMIT, (unsigned) 8192,
                                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 64 * 1024,
                                     MHD_OPTION_UNESCAPE_CALLBACK, unescape_nothing, NULL,
+                                    MHD_OPTION_URI_LOG_CALLBACK, request_uri_seen, b,
                                     MHD_OPTION_END);
         if (!b->httpd)
                 return log_error_errno(EIO, "Failed to start the HTTP server on the activated socket.");

@@ -28,6 +28,21 @@ def announce_body(n):
     c.close()
     return line.split()[1] if line else "none"
 
+def chunked_body(n):
+    """Sends an n-byte body in chunks, without a Content-Length: the limit must hold too."""
+    c = socket.create_connection((base_host, base_port), timeout=10)
+    c.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Transfer-Encoding: chunked\r\n\r\n")
+    try:
+        for _ in range(n // 8192):
+            c.sendall(b"2000\r\n" + b"x" * 8192 + b"\r\n")
+        c.sendall(b"0\r\n\r\n")
+    except OSError:
+        pass
+    line = c.makefile("rb").readline().decode()
+    c.close()
+    return line.split()[1] if line else "none"
+
 def probe_errors():
     s, _, _ = request("GET", "/upstream/issues/v1/models")
     report("upstream_issues", s)
@@ -44,6 +59,11 @@ def probe_errors():
     report("body_10m", announce_body(10 * 1024 * 1024))
     s, _, _ = request("GET", "/nope")
     report("no_route", s)
+    s, _, _ = request("TRACE", "/upstream/issues/v1/models")
+    report("trace", s)
+    s, _, _ = request("GET", "/upstream/issues/v1/models?q=a+b&x=%2B")
+    report("query_kept", s)
+    report("chunked_too_large", chunked_body(100 * 1024))
     s, _, _ = request("GET", "/v1/../etc/passwd")
     report("traversal", s)
     s, _, body = request("GET", "/v1/models")
