@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -233,6 +235,9 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                         log_warning("relay: accept() failed: %m");
                 return 0;
         }
+        /* small writes (a status line, each SSE event) go out at once, not after the peer's
+         * delayed ACK; a Unix listener just refuses the option */
+        (void) setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
         (void) connection_start(r, cfd);
         return 0;
 }

@@ -6,7 +6,7 @@
 struct CurlGlue {
         sd_event *event;
         CURLM *multi;
-        sd_event_source *timer;
+        sd_event_source *timer, *at_once;
         curl_glue_done_t done;
 };
 
@@ -75,17 +75,29 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int on_at_once(sd_event_source *s, void *userdata) {
+        return on_timer(s, 0, userdata);
+}
+
+/* sd-event's accuracy 0 means its default, 250 ms: far too coarse for a proxy. */
+#define TIMER_ACCURACY_USEC 1000
+
 static int on_timer_request(CURLM *multi, long timeout_ms, void *userdata) {
         CurlGlue *g = userdata;
         uint64_t now;
 
+        if (timeout_ms == 0) { /* at once: a defer source, not a timer */
+                if (!g->at_once && sd_event_add_defer(g->event, &g->at_once, on_at_once, g) < 0)
+                        return -1;
+                return sd_event_source_set_enabled(g->at_once, SD_EVENT_ONESHOT) < 0 ? -1 : 0;
+        }
         if (timeout_ms < 0)
                 return g->timer ? sd_event_source_set_enabled(g->timer, SD_EVENT_OFF) < 0 ? -1 : 0 : 0;
         if (sd_event_now(g->event, CLOCK_MONOTONIC, &now) < 0)
                 return -1;
         if (!g->timer)
                 return sd_event_add_time(g->event, &g->timer, CLOCK_MONOTONIC,
-                                         now + (uint64_t) timeout_ms * 1000, 0, on_timer, g) < 0 ? -1 : 0;
+                                         now + (uint64_t) timeout_ms * 1000, TIMER_ACCURACY_USEC, on_timer, g) < 0 ? -1 : 0;
         if (sd_event_source_set_time(g->timer, now + (uint64_t) timeout_ms * 1000) < 0 ||
             sd_event_source_set_enabled(g->timer, SD_EVENT_ONESHOT) < 0)
                 return -1;
@@ -118,6 +130,7 @@ CurlGlue *curl_glue_free(CurlGlue *g) {
         if (g->multi)
                 curl_multi_cleanup(g->multi);
         sd_event_source_disable_unref(g->timer);
+        sd_event_source_disable_unref(g->at_once);
         sd_event_unref(g->event);
         return mfree(g);
 }

@@ -8,6 +8,9 @@
 
 static Broker *global_broker; /* for curl's completion callback */
 
+/* sd-event's accuracy 0 means its default, 250 ms: far too coarse for a proxy. */
+#define TIMER_ACCURACY_USEC 1000
+
 static int run_httpd(Broker *b);
 
 static int on_httpd_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -32,8 +35,13 @@ static int run_httpd(Broker *b) {
 
         if (MHD_run(b->httpd) != MHD_YES)
                 log_warning("MHD_run() failed.");
-        if (MHD_get_timeout(b->httpd, &timeout) == MHD_YES &&
-            sd_event_now(b->event, CLOCK_MONOTONIC, &now) >= 0) {
+        if (MHD_get_timeout(b->httpd, &timeout) != MHD_YES)
+                (void) sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_OFF);
+        else if (timeout == 0) {
+                /* more to do at once: a zero timer would wait for sd-event's accuracy */
+                (void) sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_OFF);
+                broker_kick(b);
+        } else if (sd_event_now(b->event, CLOCK_MONOTONIC, &now) >= 0) {
                 (void) sd_event_source_set_time(b->httpd_timer, now + timeout * 1000);
                 (void) sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_ONESHOT);
         } else
@@ -104,7 +112,8 @@ int broker_start(Broker *b, int listen_fd) {
                 return log_error_errno(EIO, "libmicrohttpd has no epoll fd.");
         r = sd_event_add_io(b->event, &b->httpd_io, info->epoll_fd, EPOLLIN, on_httpd_io, b);
         if (r >= 0)
-                r = sd_event_add_time(b->event, &b->httpd_timer, CLOCK_MONOTONIC, 0, 0, on_httpd_timer, b);
+                r = sd_event_add_time(b->event, &b->httpd_timer, CLOCK_MONOTONIC, 0,
+                                      TIMER_ACCURACY_USEC, on_httpd_timer, b);
         if (r >= 0)
                 r = sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_OFF);
         if (r >= 0)

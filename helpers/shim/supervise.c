@@ -12,6 +12,8 @@
 /* systemd's RuntimeMaxSec= and the shim count Timeout= from nearly the same moment: a
  * SIGTERM this close to the deadline is the deadline. */
 #define DEADLINE_SLACK_USEC (1 * USEC_PER_SEC)
+/* sd-event's accuracy 0 means its default, 250 ms; StopGrace= deserves better. */
+#define TIMER_ACCURACY_USEC (10 * USEC_PER_MSEC)
 
 typedef struct Supervisor {
         const SuperviseOptions *opts;
@@ -41,7 +43,7 @@ static int begin_stop(Supervisor *sv) {
         if (sv->kill_timer)
                 return 0; /* already stopping */
         return sd_event_add_time_relative(sv->event, &sv->kill_timer, CLOCK_MONOTONIC,
-                                          sv->opts->stop_grace, 0, on_kill_timer, sv);
+                                          sv->opts->stop_grace, TIMER_ACCURACY_USEC, on_kill_timer, sv);
 }
 
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -131,7 +133,7 @@ int supervise(const SuperviseOptions *o) {
                 /* systemd's RuntimeMaxSec= normally fires first (and sets the unit's result to
                  * "timeout"); this timer holds even if that was lifted. */
                 r = sd_event_add_time(sv.event, NULL, CLOCK_MONOTONIC, sv.deadline + DEADLINE_SLACK_USEC,
-                                      0, on_deadline, &sv);
+                                      TIMER_ACCURACY_USEC, on_deadline, &sv);
         }
         if (r < 0) {
                 (void) kill(sv.agent, SIGKILL);
