@@ -20,7 +20,7 @@
 typedef struct Request {
         Broker *broker;
         struct MHD_Connection *conn;
-        Peer peer;
+        const Peer *peer;       /* the connection's, settled at accept (server.c) */
         const Role *role;
         RateLimit *limit;
         BrokerRoute route;
@@ -81,7 +81,6 @@ static void request_free(Request *q) {
         cancel_upstream(q); /* still running: the caller went away */
         curl_slist_free_all(q->headers);
         curl_slist_free_all(q->resp_headers);
-        peer_done(&q->peer);
         broker_route_done(&q->route);
         openai_request_done(&q->oa);
         sse_filter_free(q->sse);
@@ -599,7 +598,8 @@ void *request_uri_seen(void *cls, const char *uri, struct MHD_Connection *conn) 
 }
 
 static int request_init(Request *q, Broker *b, struct MHD_Connection *conn, const char *method) {
-        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        static const Peer nobody = { .pid = 0 };
         int r;
 
         q->broker = b;
@@ -608,8 +608,9 @@ static int request_init(Request *q, Broker *b, struct MHD_Connection *conn, cons
         q->method = strdup(method);
         if (!q->method)
                 return -ENOMEM;
-        if (ci && peer_identify(ci->connect_fd, &q->peer) >= 0 && q->peer.role) {
-                q->role = broker_config_find_role(b->config, q->peer.role);
+        q->peer = ci && ci->socket_context ? ci->socket_context : &nobody;
+        if (q->peer->role) {
+                q->role = broker_config_find_role(b->config, q->peer->role);
                 q->limit = q->role ? broker_role_limit(b, q->role) : NULL;
         }
         r = broker_route_parse(q->path, &q->route);
@@ -695,7 +696,7 @@ void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                 q->error = q->easy ? "caller_went_away" : "connection_error";
         model = q->oa.model ?: (q->role && q->route.kind == BROKER_ROUTE_LLM ? broker_config_role_model(b->config, q->role) : NULL);
         audit_log(&(AuditRecord) {
-                .role = q->peer.role, .unit = q->peer.unit, .peer_pid = q->peer.pid,
+                .role = q->peer->role, .unit = q->peer->unit, .peer_pid = q->peer->pid,
                 .route = q->route.kind >= 0 ? broker_route_kind_to_string(q->route.kind) : "none",
                 .upstream = q->upstream_name, .method = q->method, .path = q->path,
                 .status = q->status_sent, .bytes_in = q->bytes_in, .bytes_out = q->bytes_out,

@@ -5,6 +5,7 @@
 
 #include "broker.h"
 #include "log.h"
+#include "peer.h"
 
 static Broker *global_broker; /* for curl's completion callback */
 
@@ -73,6 +74,26 @@ static size_t unescape_nothing(void *cls, struct MHD_Connection *c, char *s) {
         return strlen(s);
 }
 
+/* Who is calling is settled once per connection, right after accept(): the kernel's
+ * SO_PEERCRED and the unit PID 1 put that process in (peer.c). Every request on the
+ * connection uses it; a keep-alive client no longer costs /proc reads per request. */
+static void connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code) {
+        Peer *p = *socket_context;
+
+        if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+                const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                p = calloc(1, sizeof(Peer));
+                if (p && ci && peer_identify(ci->connect_fd, p) < 0)
+                        peer_done(p); /* no identity: no role */
+                *socket_context = p;
+        } else if (p) {
+                peer_done(p);
+                free(p);
+                *socket_context = NULL;
+        }
+}
+
 static void curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
         request_curl_done(g, easy, result);
         broker_kick(global_broker);
@@ -104,6 +125,7 @@ int broker_start(Broker *b, int listen_fd) {
                                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 64 * 1024,
                                     MHD_OPTION_UNESCAPE_CALLBACK, unescape_nothing, NULL,
                                     MHD_OPTION_URI_LOG_CALLBACK, request_uri_seen, b,
+                                    MHD_OPTION_NOTIFY_CONNECTION, connection_notify, b,
                                     MHD_OPTION_END);
         if (!b->httpd)
                 return log_error_errno(EIO, "Failed to start the HTTP server on the activated socket.");
