@@ -526,50 +526,10 @@ static ssize_t read_answer(void *cls, uint64_t pos, char *buf, size_t max) {
         return 0;
 }
 
-/* A tools/list answer, whole, minus the tools the role may not call. */
-static enum MHD_Result respond_tools_list(Request *q) {
-        _cleanup_strv_free_ char **allowed = role_allowed_tools(q->role, q->route.name);
-        _cleanup_free_ char *body = NULL;
-        struct MHD_Response *resp;
-        enum MHD_Result ret;
-        size_t n;
-
-        if (q->result != CURLE_OK || !allowed ||
-            mcp_tools_list_filter(q->out, q->out_n, q->is_sse, allowed, &body, &n) < 0)
-                return respond_error(q, 502, "upstream_bad_answer", "the MCP upstream's tools/list answer could not be read", 0);
-        q->out_off = q->out_n;
-        resp = MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_COPY);
-        if (!resp)
-                return MHD_NO;
-        for (struct curl_slist *h = q->resp_headers; h; h = h->next) {
-                _cleanup_free_ char *name = strdup(h->data);
-                char *colon = name ? strchr(name, ':') : NULL;
-                if (colon) {
-                        *colon = 0;
-                        MHD_add_response_header(resp, name, colon + 1 + strspn(colon + 1, " \t"));
-                }
-        }
-        ret = MHD_queue_response(q->conn, (unsigned) q->status, resp);
-        MHD_destroy_response(resp);
-        q->responded = true;
-        q->status_sent = (unsigned) q->status;
-        q->bytes_out += n;
-        return ret;
-}
-
-static enum MHD_Result respond_upstream(Request *q) {
-        struct MHD_Response *resp;
+/* Queues `resp` with the upstream's status and its allowed headers. */
+static enum MHD_Result queue_upstream_answer(Request *q, struct MHD_Response *resp) {
         enum MHD_Result ret;
 
-        if (!q->headers_done) {
-                /* no answer from upstream at all */
-                if (q->result == CURLE_OPERATION_TIMEDOUT)
-                        return respond_error(q, 504, "upstream_timeout", "the upstream sent nothing for IdleTimeout=", 0);
-                return respond_error(q, 502, "upstream_unreachable", "the upstream could not be reached", 0);
-        }
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, read_answer, q, NULL);
-        if (!resp)
-                return MHD_NO;
         for (struct curl_slist *h = q->resp_headers; h; h = h->next) {
                 _cleanup_free_ char *name = strdup(h->data);
                 char *colon = name ? strchr(name, ':') : NULL;
@@ -580,9 +540,44 @@ static enum MHD_Result respond_upstream(Request *q) {
         }
         ret = MHD_queue_response(q->conn, (unsigned) q->status, resp);
         MHD_destroy_response(resp);
-        q->responded = true;
-        q->status_sent = (unsigned) q->status;
+        if (ret == MHD_YES) {
+                q->responded = true;
+                q->status_sent = (unsigned) q->status;
+        }
         return ret;
+}
+
+/* A tools/list answer, whole, minus the tools the role may not call. */
+static enum MHD_Result respond_tools_list(Request *q) {
+        _cleanup_strv_free_ char **allowed = role_allowed_tools(q->role, q->route.name);
+        _cleanup_free_ char *body = NULL;
+        struct MHD_Response *resp;
+        size_t n;
+
+        if (q->result != CURLE_OK || !allowed ||
+            mcp_tools_list_filter(q->out, q->out_n, q->is_sse, allowed, &body, &n) < 0)
+                return respond_error(q, 502, "upstream_bad_answer", "the MCP upstream's tools/list answer could not be read", 0);
+        q->out_off = q->out_n;
+        resp = MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return MHD_NO;
+        q->bytes_out += n;
+        return queue_upstream_answer(q, resp);
+}
+
+static enum MHD_Result respond_upstream(Request *q) {
+        struct MHD_Response *resp;
+
+        if (!q->headers_done) {
+                /* no answer from upstream at all */
+                if (q->result == CURLE_OPERATION_TIMEDOUT)
+                        return respond_error(q, 504, "upstream_timeout", "the upstream sent nothing for IdleTimeout=", 0);
+                return respond_error(q, 502, "upstream_unreachable", "the upstream could not be reached", 0);
+        }
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, read_answer, q, NULL);
+        if (!resp)
+                return MHD_NO;
+        return queue_upstream_answer(q, resp);
 }
 
 /* ---- MHD callbacks -------------------------------------------------------------------- */
