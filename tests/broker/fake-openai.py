@@ -183,6 +183,14 @@ class Handler(BaseHTTPRequestHandler):
             return True
         return data == b""
 
+    def stall(self):
+        """Sends nothing more until the client goes away (recorded) or the lifetime ends."""
+        if self.wait_or_gone(None):
+            self.gone()
+        else:
+            self.close_connection = True
+            self.write_record()
+
     def wait_or_gone(self, seconds):
         """Waits up to `seconds` (None: until the lifetime ends); True if the client went away."""
         deadline = None if seconds is None else time.monotonic() + seconds
@@ -225,11 +233,7 @@ class Handler(BaseHTTPRequestHandler):
         before the last byte goes out, so a test that has the answer can read the record."""
         mode = self.rec["mode"]
         if mode == "hang":
-            if self.wait_or_gone(None):
-                self.gone()
-            else:
-                self.close_connection = True
-                self.write_record()
+            self.stall()
             return
         if mode == "slow" and status < 400 and self.wait_or_gone(self.delay):
             self.gone()
@@ -241,11 +245,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if mode == "stall" and status < 400:
                 self.send_head(status, headers)
-                if self.wait_or_gone(None):
-                    self.gone()
-                else:
-                    self.close_connection = True
-                    self.write_record()
+                self.stall()
                 return
             self.write_record()
             self.send_head(status, headers)
@@ -273,22 +273,14 @@ class Handler(BaseHTTPRequestHandler):
         self.rec["status"] = 200
         if mode == "hang":
             self.rec["status"] = None
-            if self.wait_or_gone(None):
-                self.gone()
-            else:
-                self.close_connection = True
-                self.write_record()
+            self.stall()
             return
         try:
             self.send_head(200, [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
                                  ("Transfer-Encoding", "chunked")])
             for i, ev in enumerate(events):
                 if mode == "stall" and i >= self.stall_after:
-                    if self.wait_or_gone(None):
-                        self.gone()
-                    else:
-                        self.close_connection = True
-                        self.write_record()
+                    self.stall()
                     return
                 if mode == "slow" and self.wait_or_gone(self.delay):
                     self.gone()
@@ -300,11 +292,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.rec["events_sent"] += 1
             if mode == "stall":  # fewer events than stall_after: stall before the end
-                if self.wait_or_gone(None):
-                    self.gone()
-                else:
-                    self.close_connection = True
-                    self.write_record()
+                self.stall()
                 return
             self.write_record()
             self.wfile.write(b"0\r\n\r\n")
