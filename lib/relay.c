@@ -32,14 +32,29 @@ typedef struct Connection {
 
 struct Relay {
         sd_event *event;
-        char *target;
+        char *target;           /* for messages */
+        union {
+                struct sockaddr sa;
+                struct sockaddr_un un;
+                struct sockaddr_in in;
+                struct sockaddr_in6 in6;
+        } address;
+        socklen_t address_len;
         sd_event_source *listen_source;
         Connection *connections;
         unsigned n_connections;
+        relay_ended_t ended;
+        void *userdata;
 };
 
-static void connection_free(Connection *c) {
+/* `connect_error` > 0: the target refused, and the client's fd goes to the `ended` callback
+ * (when there is one) instead of being closed. */
+static void connection_end(Connection *c, int connect_error) {
         Relay *r = c->relay;
+        int handed_back = -1;
+
+        if (connect_error > 0 && r->ended)
+                handed_back = TAKE_FD(c->client_fd);
 
         sd_event_source_disable_unref(c->client_source);
         sd_event_source_disable_unref(c->server_source);
@@ -61,6 +76,12 @@ static void connection_free(Connection *c) {
                 c->next->prev = c->prev;
         r->n_connections--;
         free(c);
+        if (r->ended)
+                r->ended(r, handed_back, connect_error, r->userdata);
+}
+
+static void connection_free(Connection *c) {
+        connection_end(c, 0);
 }
 
 static bool direction_done(const Direction *d) {
@@ -156,13 +177,20 @@ static int connection_update(Connection *c) {
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Connection *c = userdata;
 
+        if (c->connecting && fd == c->client_fd) {
+                /* nothing to do with the client's bytes yet; connection_update() switches
+                 * it back on once connected (level-triggered, it would spin meanwhile) */
+                (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                return 0;
+        }
         if (c->connecting && fd == c->server_fd) {
                 int err = 0;
                 socklen_t len = sizeof err;
                 (void) getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
                 if (err != 0) {
-                        log_warning("relay: cannot connect to %s: %s", c->relay->target, strerror(err));
-                        connection_free(c);
+                        if (!c->relay->ended)
+                                log_warning("relay: cannot connect to %s: %s", c->relay->target, strerror(err));
+                        connection_end(c, err);
                         return 0;
                 }
                 c->connecting = false;
@@ -181,7 +209,6 @@ static int direction_init(Direction *d, int from, int to) {
 }
 
 static int connection_start(Relay *r, int client_fd) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
         Connection *c = calloc(1, sizeof(Connection));
         int k;
 
@@ -196,15 +223,20 @@ static int connection_start(Relay *r, int client_fd) {
         r->connections = c;
         r->n_connections++;
 
-        c->server_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (c->server_fd < 0 || strlen(r->target) >= sizeof sa.sun_path) {
-                k = c->server_fd < 0 ? -errno : -ENAMETOOLONG;
+        c->server_fd = socket(r->address.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (c->server_fd < 0) {
+                k = -errno;
                 goto fail;
         }
-        strcpy(sa.sun_path, r->target);
-        if (connect(c->server_fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
+        if (r->address.sa.sa_family != AF_UNIX)
+                (void) setsockopt(c->server_fd, IPPROTO_TCP, TCP_NODELAY, &(int) { 1 }, sizeof(int));
+        if (connect(c->server_fd, &r->address.sa, r->address_len) < 0) {
                 if (errno != EINPROGRESS && errno != EAGAIN) {
                         k = -errno;
+                        if (r->ended) {
+                                connection_end(c, -k);
+                                return 0;
+                        }
                         goto fail;
                 }
                 c->connecting = true;
@@ -242,18 +274,40 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
-int relay_new(sd_event *e, int listen_fd, const char *target, Relay **ret) {
-        Relay *r = calloc(1, sizeof(Relay));
-        int k;
+int relay_new_to_address(sd_event *e, const struct sockaddr *target, socklen_t len, const char *name,
+                         relay_ended_t ended, void *userdata, Relay **ret) {
+        Relay *r;
 
+        if (len > sizeof r->address)
+                return -EINVAL;
+        r = calloc(1, sizeof(Relay));
         if (!r)
                 return -ENOMEM;
         r->event = sd_event_ref(e);
-        r->target = strdup(target);
+        memcpy(&r->address, target, len);
+        r->address_len = len;
+        r->ended = ended;
+        r->userdata = userdata;
+        r->target = strdup(name);
         if (!r->target) {
                 relay_free(r);
                 return -ENOMEM;
         }
+        *ret = r;
+        return 0;
+}
+
+int relay_new(sd_event *e, int listen_fd, const char *target, Relay **ret) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        Relay *r = NULL;
+        int k;
+
+        if (strlen(target) >= sizeof sa.sun_path)
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, target);
+        k = relay_new_to_address(e, (struct sockaddr *) &sa, sizeof sa, target, NULL, NULL, &r);
+        if (k < 0)
+                return k;
         k = sd_event_add_io(e, &r->listen_source, listen_fd, EPOLLIN, on_accept, r);
         if (k < 0) {
                 relay_free(r);
@@ -263,9 +317,14 @@ int relay_new(sd_event *e, int listen_fd, const char *target, Relay **ret) {
         return 0;
 }
 
+int relay_add(Relay *r, int client_fd) {
+        return connection_start(r, client_fd);
+}
+
 Relay *relay_free(Relay *r) {
         if (!r)
                 return NULL;
+        r->ended = NULL; /* the owner is going away too */
         while (r->connections)
                 connection_free(r->connections);
         sd_event_source_disable_unref(r->listen_source);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <sys/socket.h>
 #include <systemd/sd-event.h>
 
 /* A byte relay from a listening socket to a Unix socket path (after systemd-socket-proxyd):
@@ -11,6 +12,19 @@
 typedef struct Relay Relay;
 
 int relay_new(sd_event *e, int listen_fd, const char *target, Relay **ret);
+
+/* Called after each connection ended. `connect_error` > 0: the target refused the
+ * connection and `client_fd` (otherwise -1) is handed back, unsent bytes still unread in it,
+ * for the caller to keep or close. */
+typedef void (*relay_ended_t)(Relay *r, int client_fd, int connect_error, void *userdata);
+
+/* A relay with no listener of its own, for a caller that accepts connections itself and
+ * decides when to pass them on with relay_add() (cloister-sidecar holds them until its
+ * runtime is ready). `target` is a Unix or TCP address; `name` is for messages. */
+int relay_new_to_address(sd_event *e, const struct sockaddr *target, socklen_t len, const char *name,
+                         relay_ended_t ended, void *userdata, Relay **ret);
+/* Takes `client_fd` (non-blocking) in every case. */
+int relay_add(Relay *r, int client_fd);
 Relay *relay_free(Relay *r);
 
 /* Connections currently open. */
