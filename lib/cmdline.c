@@ -95,7 +95,7 @@ int cmdline_split(const char *line, char ***ret_argv, const char **ret_reason) {
         return 0;
 }
 
-char *unit_exec_quote(const char *word) {
+static char *quote(const char *word, bool exec) {
         char *r = malloc(strlen(word) * 4 + 3), *t;
 
         if (!r)
@@ -107,7 +107,7 @@ char *unit_exec_quote(const char *word) {
                 case '\\': t = stpcpy(t, "\\\\"); break;
                 case '"':  t = stpcpy(t, "\\\""); break;
                 case '%':  t = stpcpy(t, "%%"); break;
-                case '$':  t = stpcpy(t, "$$"); break;
+                case '$':  t = stpcpy(t, exec ? "$$" : "$"); break;
                 case '\n': t = stpcpy(t, "\\n"); break;
                 case '\t': t = stpcpy(t, "\\t"); break;
                 default:
@@ -120,6 +120,14 @@ char *unit_exec_quote(const char *word) {
         *t++ = '"';
         *t = 0;
         return r;
+}
+
+char *unit_exec_quote(const char *word) {
+        return quote(word, true);
+}
+
+char *unit_env_quote(const char *assignment) {
+        return quote(assignment, false);
 }
 
 char *unit_specifier_escape(const char *s) {

@@ -12,5 +12,8 @@ int cmdline_split(const char *line, char ***ret_argv, const char **ret_reason);
  * `word`: double quotes, C escapes, and "%%"/"$$" so no specifier or variable expands. */
 char *unit_exec_quote(const char *word);
 
+/* The same for one Environment= assignment, where "$" is literal already. */
+char *unit_env_quote(const char *assignment);
+
 /* Escapes a value for a unit-file setting where % specifiers expand ("%" → "%%"). */
 char *unit_specifier_escape(const char *s);

@@ -189,6 +189,34 @@ void conf_file_state_done(ConfFileState *s) {
         s->n_seen = 0;
 }
 
+unsigned conf_file_state_line(const ConfFileState *s, const char *key) {
+        for (size_t i = 0; i < s->n_seen; i++)
+                if (streq(s->seen[i].key->key, key))
+                        return s->seen[i].line;
+        return 0;
+}
+
+int conf_file_name(const char *path, const char *suffix, const char *what, char **ret) {
+        const char *base = strrchr(path, '/');
+        size_t n, l = strlen(suffix);
+        char *name;
+
+        base = base ? base + 1 : path;
+        n = strlen(base);
+        if (n <= l || !streq(base + n - l, suffix))
+                return log_error_errno(EINVAL, "%s: not a %s file.", path, suffix);
+        name = strndup(base, n - l);
+        if (!name)
+                return log_oom();
+        if (!name_is_valid(name)) {
+                log_error("%s: Invalid %s name \"%s\" (^[a-z0-9][a-z0-9_-]{0,62}$); refusing the file.", path, what, name);
+                free(name);
+                return -EINVAL;
+        }
+        *ret = name;
+        return 0;
+}
+
 bool conf_table_has_section(const ConfKey *table, size_t n, const char *section) {
         for (size_t i = 0; i < n; i++)
                 if (streq(table[i].section, section))
@@ -229,4 +257,15 @@ int conf_apply(const ConfKey *table, size_t n, ConfFileState *st, void *base,
         }
         return log_error_errno(EINVAL, "%s:%u: Unknown key %s= in section [%s]; refusing the file.",
                                a->path, a->line, a->key, a->section);
+}
+
+int conf_table_handler(void *userdata, const char *path, unsigned line,
+                       const char *section, const char *key, const char *value) {
+        ConfTableParse *p = userdata;
+        ConfAssignment a = { path, line, section, key, value };
+
+        if (!key)
+                return conf_table_has_section(p->table, p->n, section) ? 0 :
+                        log_error_errno(EINVAL, "%s:%u: Unknown section [%s]; refusing the file.", path, line, section);
+        return conf_apply(p->table, p->n, &p->state, p->base, &a);
 }

@@ -65,10 +65,31 @@ typedef struct ConfFileState {
 
 void conf_file_state_done(ConfFileState *s);
 
+/* The line at which a non-repeatable `key` was set in this file (0: not set), for errors
+ * found after parsing. */
+unsigned conf_file_state_line(const ConfFileState *s, const char *key);
+
+/* "<dir>/NAME<suffix>" → NAME, checked with name_is_valid(); else logs "path: not a <suffix>
+ * file" or "Invalid <what> name" and returns -EINVAL. */
+int conf_file_name(const char *path, const char *suffix, const char *what, char **ret);
+
 /* Finds `key` of `section` in `table`, applies it to `base` + offset, refusing duplicates
  * of non-repeatable keys within the file. Unknown keys are errors. */
 int conf_apply(const ConfKey *table, size_t n, ConfFileState *st, void *base,
                const ConfAssignment *a);
+
+/* A file read against one table: the userdata of conf_table_handler(). */
+typedef struct ConfTableParse {
+        const ConfKey *table;
+        size_t n;
+        void *base;
+        ConfFileState state;
+} ConfTableParse;
+
+/* An ini_strict_handler for a ConfTableParse: a section not in the table and any key
+ * conf_apply() refuses are errors. */
+int conf_table_handler(void *userdata, const char *path, unsigned line,
+                       const char *section, const char *key, const char *value);
 
 /* True if `section` appears in `table`. */
 bool conf_table_has_section(const ConfKey *table, size_t n, const char *section);

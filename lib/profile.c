@@ -7,12 +7,6 @@
 #include "policy.h"
 #include "profile.h"
 
-typedef struct ProfileRow {
-        const char *section;
-        const char *key;
-        const char *value;
-} ProfileRow;
-
 /* Every agent, whatever its mode: the most closed state (mode "none"). A role's drop-in only
  * adds what its keys grant. */
 static const ProfileRow static_rows[] = {
@@ -88,24 +82,45 @@ static char *denied_syscalls_value(void) {
         return v;
 }
 
-int profile_static(UnitSettings *ret) {
-        UnitSettings s = {};
+int profile_add_rows(UnitSettings *s, const ProfileRow *rows, size_t n) {
         int r = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(static_rows) && r >= 0; i++) {
-                _cleanup_free_ char *v = static_rows[i].value ? NULL : denied_syscalls_value();
-                if (!static_rows[i].value && !v)
-                        r = -ENOMEM;
-                else
-                        r = unit_settings_add(&s, static_rows[i].section, static_rows[i].key,
-                                              static_rows[i].value ?: v);
-        }
+        for (size_t i = 0; i < n && rows[i].key && r >= 0; i++)
+                r = unit_settings_add(s, rows[i].section, rows[i].key, rows[i].value);
+        return r;
+}
+
+int profile_static(UnitSettings *ret) {
+        UnitSettings s = {};
+        int r = profile_add_static(&s, NULL);
+
         if (r < 0) {
                 unit_settings_done(&s);
                 return r;
         }
         *ret = s;
         return 0;
+}
+
+int profile_add_static(UnitSettings *s, const char *const *skip) {
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(static_rows) && r >= 0; i++) {
+                _cleanup_free_ char *v = NULL;
+                bool skipped = false;
+
+                for (const char *const *k = skip; k && *k && !skipped; k++)
+                        skipped = streq(*k, static_rows[i].key);
+                if (skipped)
+                        continue;
+                v = static_rows[i].value ? NULL : denied_syscalls_value();
+                if (!static_rows[i].value && !v)
+                        r = -ENOMEM;
+                else
+                        r = unit_settings_add(s, static_rows[i].section, static_rows[i].key,
+                                              static_rows[i].value ?: v);
+        }
+        return r;
 }
 
 /* What each mode adds to the static, fully closed state (§5). */
@@ -269,8 +284,7 @@ static int add_exec_start(UnitSettings *s, const Role *role, const CloisterConf 
         return r < 0 ? r : unit_settings_add(s, "Service", "ExecStart", line);
 }
 
-static int add_limits(UnitSettings *s, const Role *role) {
-        const SandboxLimits *l = &role->limits;
+int profile_add_limits(UnitSettings *s, const SandboxLimits *l) {
         _cleanup_free_ char *stop = format_timespan(l->stop_grace + STOP_BACKSTOP_USEC);
         int r;
 
@@ -320,8 +334,7 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
         if (r >= 0)
                 r = unit_settings_addf(s, "Service", "BindPaths", "%s:/var/tmp", var_tmp);
         if (r >= 0)
-                r = unit_settings_addf(s, "Service", "TemporaryFileSystem", "/dev/shm:size=%llu,mode=1777,nosuid,nodev,noexec",
-                                       (unsigned long long) role->limits.shm_size);
+                r = profile_add_shm(s, role->limits.shm_size);
         if (r >= 0 && role->input)
                 r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:/input", role->input);
         if (r >= 0 && role->output)
@@ -349,25 +362,31 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
         return r;
 }
 
+int profile_add_shm(UnitSettings *s, uint64_t size) {
+        return unit_settings_addf(s, "Service", "TemporaryFileSystem", "/dev/shm:size=%llu,mode=1777,nosuid,nodev,noexec",
+                                  (unsigned long long) size);
+}
+
 static int add_mode(UnitSettings *s, const Role *role) {
+        return profile_add_rows(s, mode_rows[role->network], ELEMENTSOF(mode_rows[0]));
+}
+
+int profile_add_identity(UnitSettings *s, const char *user, int jit) {
         int r = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(mode_rows[0]) && mode_rows[role->network][i].key && r >= 0; i++)
-                r = unit_settings_add(s, mode_rows[role->network][i].section, mode_rows[role->network][i].key,
-                                      mode_rows[role->network][i].value);
+        if (user) {
+                r = unit_settings_add(s, "Service", "DynamicUser", "no");
+                if (r >= 0)
+                        r = unit_settings_add(s, "Service", "User", user);
+        }
+        if (r >= 0 && jit > 0) /* JIT runtimes need W+X mappings */
+                r = unit_settings_add(s, "Service", "MemoryDenyWriteExecute", "no");
         return r;
 }
 
 static int add_identity_and_durability(UnitSettings *s, const Role *role) {
-        int r = 0;
+        int r = profile_add_identity(s, role->user, role->jit);
 
-        if (role->user) {
-                r = unit_settings_add(s, "Service", "DynamicUser", "no");
-                if (r >= 0)
-                        r = unit_settings_add(s, "Service", "User", role->user);
-        }
-        if (r >= 0 && role->jit > 0) /* JIT runtimes need W+X mappings */
-                r = unit_settings_add(s, "Service", "MemoryDenyWriteExecute", "no");
         if (r >= 0 && role->durability == DURABILITY_DURABLE) {
                 r = unit_settings_add(s, "Service", "Restart", "on-failure");
                 if (r >= 0) /* timeouts and refusals are terminal (§11) */
@@ -394,11 +413,13 @@ int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) 
         if (r >= 0)
                 r = add_mode(&s, role);
         if (r >= 0)
-                r = add_limits(&s, role);
+                r = profile_add_limits(&s, &role->limits);
         if (r >= 0)
                 r = add_mounts(&s, role, conf);
         if (r >= 0)
                 r = add_identity_and_durability(&s, role);
+        if (r >= 0 && role->gpus)
+                r = profile_add_gpus(&s, role->gpus, role->path);
         if (r < 0) {
                 unit_settings_done(&s);
                 return r;

@@ -12,8 +12,31 @@
  * Renderers turn UnitSettings into unit-file text (unit_settings_write()) or, later, sd-bus
  * properties for transient runs. */
 
+typedef struct ProfileRow {
+        const char *section;
+        const char *key;
+        const char *value;
+} ProfileRow;
+
 int profile_static(UnitSettings *ret);
+/* Adds the static part but for the rows of the named keys (the sidecar units bring their own). */
+int profile_add_static(UnitSettings *s, const char *const *skip_keys);
+/* Adds rows until the first one with key == NULL, or n. */
+int profile_add_rows(UnitSettings *s, const ProfileRow *rows, size_t n);
 int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret);
+
+/* Parts shared by agents and sidecar runtimes: MemoryMax=/CPUQuota=/TasksMax= (and
+ * RuntimeMaxSec= when l->timeout > 0), the private /dev/shm, and GPUs= (gpu.c). */
+int profile_add_limits(UnitSettings *s, const SandboxLimits *l);
+int profile_add_shm(UnitSettings *s, uint64_t size);
+/* User= (a named user instead of the dynamic one) and JIT= (lifts MemoryDenyWriteExecute=). */
+int profile_add_identity(UnitSettings *s, const char *user, int jit);
+
+/* GPUs= (§4): DeviceAllow= and a read-only bind into the private /dev for each NVIDIA node
+ * (/dev/nvidia<N>, /dev/nvidiactl, /dev/nvidia-uvm, optionally /dev/nvidia-uvm-tools; with
+ * "all" also the /dev/dri/renderD* render nodes present now), and AssertPathExists= for each
+ * required node, so that a missing one fails the start naming it. `source` is for warnings. */
+int profile_add_gpus(UnitSettings *s, const char *gpus, const char *source);
 
 /* The host-side, size-capped tmpfs that a role's /tmp (and /var/tmp) is bound from:
  * DynamicUser= forces PrivateTmp= on systemd 252, which overrides TemporaryFileSystem=, so

@@ -55,23 +55,16 @@ int project_load(const char *path, Project **ret) {
         _cleanup_(project_freep) Project *p = calloc(1, sizeof(Project));
         _cleanup_fclose_ FILE *f = NULL;
         ProjectParse parse = {};
-        const char *base = strrchr(path, '/');
-        size_t n;
         int r;
 
         if (!p)
                 return log_oom();
-        base = base ? base + 1 : path;
-        n = strlen(base);
-        if (n <= 8 || !streq(base + n - 8, ".project"))
-                return log_error_errno(EINVAL, "%s: not a .project file.", path);
-        p->name = strndup(base, n - 8);
+        r = conf_file_name(path, ".project", "project", &p->name);
+        if (r < 0)
+                return r;
         p->path = strdup(path);
-        if (!p->name || !p->path)
+        if (!p->path)
                 return log_oom();
-        if (!name_is_valid(p->name))
-                return log_error_errno(EINVAL, "%s: Invalid project name \"%s\" (^[a-z0-9][a-z0-9_-]{0,62}$); refusing the file.",
-                                       path, p->name);
 
         f = fopen(path, "re");
         if (!f)

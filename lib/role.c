@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <ctype.h>
-#include <pwd.h>
 #include <stddef.h>
 
-#include "cmdline.h"
 #include "ini-strict.h"
 #include "log.h"
 #include "project.h"
 #include "role.h"
+#include "sandbox-keys.h"
 #include "writable-path.h"
 
 Role *role_free(Role *r) {
@@ -26,11 +25,7 @@ Role *role_free(Role *r) {
         free(r->input);
         free(r->output);
         strv_free(r->read_only_mount_specs);
-        for (size_t i = 0; i < r->n_read_only_mounts; i++) {
-                free(r->read_only_mounts[i].source);
-                free(r->read_only_mounts[i].target);
-        }
-        free(r->read_only_mounts);
+        read_only_mounts_free(r->read_only_mounts, r->n_read_only_mounts);
         free(r->gpus);
         strv_free(r->services);
         free(r->llm_model);
@@ -42,31 +37,9 @@ Role *role_free(Role *r) {
         return mfree(r);
 }
 
-bool environment_name_is_reserved(const char *name) {
-        static const char *const reserved[] = { "OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_KEY" };
-
-        if (startswith(name, "CLOISTER_"))
-                return true;
-        for (size_t i = 0; i < ELEMENTSOF(reserved); i++)
-                if (streq(name, reserved[i]))
-                        return true;
-        return false;
-}
-
 static int parse_exec(const ConfAssignment *a, void *data) {
         Role *role = data;
-        _cleanup_strv_free_ char **argv = NULL;
-        const char *reason = NULL;
-
-        if (cmdline_split(a->value, &argv, &reason) < 0)
-                return reason ? conf_invalid(a, reason) : log_oom();
-        if (!argv[0])
-                return conf_invalid(a, "empty command line");
-        if (argv[0][0] != '/')
-                return conf_invalid(a, "the program must be an absolute path");
-        strv_free(role->argv);
-        role->argv = TAKE_PTR(argv);
-        return conf_parse_string(a, &role->exec);
+        return conf_parse_exec(a, &role->exec, &role->argv);
 }
 
 static int parse_durability(const ConfAssignment *a, void *data) {
@@ -81,46 +54,6 @@ static int parse_network(const ConfAssignment *a, void *data) {
         return conf_parse_string(a, data);
 }
 
-static int parse_user(const ConfAssignment *a, void *data) {
-        const char *v = a->value;
-        struct passwd *pw;
-
-        if (isempty(v))
-                return conf_parse_string(a, data);
-        if (strlen(v) > 31 || !(islower((unsigned char) v[0]) || v[0] == '_'))
-                return conf_invalid(a, "not a user name");
-        for (const char *p = v; *p; p++)
-                if (!islower((unsigned char) *p) && !isdigit((unsigned char) *p) && *p != '_' && *p != '-')
-                        return conf_invalid(a, "not a user name");
-        if (streq(v, "root"))
-                return conf_invalid(a, "the agent never runs as root");
-        pw = getpwnam(v);
-        if (pw && pw->pw_uid == 0)
-                return conf_invalid(a, "this user has UID 0; the agent never runs as root");
-        return conf_parse_string(a, data);
-}
-
-static int parse_environment(const ConfAssignment *a, void *data) {
-        const char *eq = strchr(a->value, '=');
-        _cleanup_free_ char *name = NULL;
-
-        if (isempty(a->value))
-                return conf_parse_strv(a, data);
-        if (!eq || eq == a->value)
-                return conf_invalid(a, "expected NAME=VALUE");
-        name = strndup(a->value, (size_t) (eq - a->value));
-        if (!name)
-                return log_oom();
-        if (!(isalpha((unsigned char) name[0]) || name[0] == '_'))
-                return conf_invalid(a, "not a valid variable name");
-        for (const char *p = name; *p; p++)
-                if (!isalnum((unsigned char) *p) && *p != '_')
-                        return conf_invalid(a, "not a valid variable name");
-        if (environment_name_is_reserved(name))
-                return conf_invalid(a, "CLOISTER_* and the OpenAI endpoint variables are set by cloister and cannot be overridden");
-        return conf_parse_strv(a, data);
-}
-
 static int parse_input(const ConfAssignment *a, void *data) {
         const char *reason = isempty(a->value) ? NULL : mount_path_check(a->value);
         return reason ? conf_invalid(a, reason) : conf_parse_path(a, data);
@@ -129,54 +62,6 @@ static int parse_input(const ConfAssignment *a, void *data) {
 static int parse_output(const ConfAssignment *a, void *data) {
         const char *reason = isempty(a->value) ? NULL : writable_path_check(a->value);
         return reason ? conf_invalid(a, reason) : conf_parse_path(a, data);
-}
-
-static int parse_read_only_mount(const ConfAssignment *a, void *data) {
-        _cleanup_free_ char *copy = strdup(a->value);
-        char *source, *target, *opt;
-        const char *reason;
-
-        if (!copy)
-                return log_oom();
-        if (isempty(a->value))
-                return conf_parse_strv(a, data);
-        source = copy;
-        target = strchr(source, ':');
-        if (!target)
-                return conf_invalid(a, "expected HOSTPATH:SANDBOXPATH[:ro]");
-        *target++ = 0;
-        opt = strchr(target, ':');
-        if (opt) {
-                *opt++ = 0;
-                if (!streq(opt, "ro"))
-                        return conf_invalid(a, "the only option is \":ro\"; ReadOnlyMount= is always read-only");
-        }
-        if ((reason = mount_path_check(source)))
-                return conf_invalid(a, reason);
-        if ((reason = mount_target_check(target)))
-                return conf_invalid(a, reason);
-        STRV_FOREACH(spec, *(char ***) data) {
-                const char *t = strchr(*spec, ':') + 1;
-                size_t l = strcspn(t, ":");
-                if (l == strlen(target) && strncmp(t, target, l) == 0)
-                        return conf_invalid(a, "another ReadOnlyMount= already mounts on this target");
-        }
-        return conf_parse_strv(a, data);
-}
-
-static int parse_gpus(const ConfAssignment *a, void *data) {
-        const char *p = a->value;
-
-        if (isempty(p))
-                return conf_parse_string(a, data);
-        if (!streq(p, "all")) {
-                for (; *p; p++)
-                        if (!isdigit((unsigned char) *p) && *p != ',')
-                                return conf_invalid(a, "must be empty, \"all\" or a comma-separated list of GPU indices");
-        }
-        /* Fail closed until device grants exist: a role must not believe it has a GPU. */
-        return log_error_errno(EOPNOTSUPP, "%s:%u: GPUs= is not supported by this version of cloister; refusing the file.",
-                               a->path, a->line);
 }
 
 static const char *check_unit_name(const char *w) {
@@ -229,14 +114,14 @@ static const ConfKey role_table[] = {
         { "Role",    "Exec",          parse_exec,            0, 0 },
         { "Role",    "Project",       conf_parse_name,       offsetof(Role, project), 0 },
         { "Role",    "Durability",    parse_durability,      offsetof(Role, durability_str), 0 },
-        { "Role",    "User",          parse_user,            offsetof(Role, user), 0 },
-        { "Role",    "Environment",   parse_environment,     offsetof(Role, environment), CONF_REPEATABLE },
+        { "Role",    "User",          conf_parse_user,            offsetof(Role, user), 0 },
+        { "Role",    "Environment",   conf_parse_environment,     offsetof(Role, environment), CONF_REPEATABLE },
         { "Sandbox", "Network",       parse_network,         offsetof(Role, network_str), 0 },
         SANDBOX_LIMIT_KEYS(Role, limits),
         { "Sandbox", "Input",         parse_input,           offsetof(Role, input), 0 },
         { "Sandbox", "Output",        parse_output,          offsetof(Role, output), 0 },
-        { "Sandbox", "ReadOnlyMount", parse_read_only_mount, offsetof(Role, read_only_mount_specs), CONF_REPEATABLE },
-        { "Sandbox", "GPUs",          parse_gpus,            offsetof(Role, gpus), 0 },
+        { "Sandbox", "ReadOnlyMount", conf_parse_read_only_mount, offsetof(Role, read_only_mount_specs), CONF_REPEATABLE },
+        { "Sandbox", "GPUs",          conf_parse_gpus,            offsetof(Role, gpus), 0 },
         { "Sandbox", "Service",       conf_parse_name_list,  offsetof(Role, services), CONF_REPEATABLE },
         { "Sandbox", "JIT",           conf_parse_bool,       offsetof(Role, jit), 0 },
         { "LLM",     "Model",         conf_parse_string,     offsetof(Role, llm_model), 0 },
@@ -249,9 +134,9 @@ static const ConfKey role_table[] = {
 };
 
 typedef struct RoleParse {
+        ConfTableParse table;   /* first: the userdata of conf_table_handler() */
         Role *role;
         const CloisterConf *conf;
-        ConfFileState state;
 } RoleParse;
 
 /* Allow= names upstreams of cloister.conf: checked here, where the line is known. */
@@ -289,26 +174,19 @@ static int role_handler(void *userdata, const char *path, unsigned line,
                         const char *section, const char *key, const char *value) {
         RoleParse *p = userdata;
         ConfAssignment a = { path, line, section, key, value };
+        int r = conf_table_handler(&p->table, path, line, section, key, value);
 
-        int r;
-
-        if (!key)
-                return conf_table_has_section(role_table, ELEMENTSOF(role_table), section) ? 0 :
-                        log_error_errno(EINVAL, "%s:%u: Unknown section [%s]; refusing the file.", path, line, section);
-        r = conf_apply(role_table, ELEMENTSOF(role_table), &p->state, p->role, &a);
-        if (r >= 0 && streq(section, "Broker") && streq(key, "Allow"))
+        if (r < 0 || !key)
+                return r;
+        if (streq(section, "Broker") && streq(key, "Allow"))
                 r = check_allow(p, &a);
         if (r >= 0 && streq(section, "Broker") && streq(key, "AllowTool"))
                 r = check_allow_tool(p, &a);
         return r;
 }
 
-/* The line at which a non-repeatable key was set, for errors found after parsing. */
 static unsigned key_line(const RoleParse *p, const char *key) {
-        for (size_t i = 0; i < p->state.n_seen; i++)
-                if (streq(p->state.seen[i].key->key, key))
-                        return p->state.seen[i].line;
-        return 0;
+        return conf_file_state_line(&p->table.state, key);
 }
 
 /* Errors found after parsing: name the line, or say the value came from cloister.conf. */
@@ -316,26 +194,6 @@ static unsigned key_line(const RoleParse *p, const char *key) {
         (key_line((p), key) > 0 ?                                                                       \
          log_error_errno(EINVAL, "%s:%u: %s=: " fmt, (p)->role->path, key_line((p), key), key, ##__VA_ARGS__) : \
          log_error_errno(EINVAL, "%s: %s= (from cloister.conf): " fmt, (p)->role->path, key, ##__VA_ARGS__))
-
-static int role_resolve_mounts(RoleParse *p) {
-        Role *r = p->role;
-
-        r->read_only_mounts = calloc(strv_length(r->read_only_mount_specs) + 1, sizeof(ReadOnlyMount));
-        if (!r->read_only_mounts)
-                return log_oom();
-        STRV_FOREACH(spec, r->read_only_mount_specs) {
-                const char *colon = strchr(*spec, ':');
-                const char *end = strchr(colon + 1, ':');
-                ReadOnlyMount m = {
-                        .source = strndup(*spec, (size_t) (colon - *spec)),
-                        .target = end ? strndup(colon + 1, (size_t) (end - colon - 1)) : strdup(colon + 1),
-                };
-                r->read_only_mounts[r->n_read_only_mounts++] = m;
-                if (!m.source || !m.target)
-                        return log_oom();
-        }
-        return 0;
-}
 
 static int role_validate(RoleParse *p, const CloisterConf *conf, char * const *dirs) {
         Role *r = p->role;
@@ -359,7 +217,7 @@ static int role_validate(RoleParse *p, const CloisterConf *conf, char * const *d
                 log_notice("%s: Timeout=0 disables the wall-clock ceiling; this is discouraged.", r->path);
         broker_policy_inherit(&r->broker, &conf->broker);
 
-        k = role_resolve_mounts(p);
+        k = read_only_mounts_resolve(r->read_only_mount_specs, &r->read_only_mounts, &r->n_read_only_mounts);
         if (k < 0)
                 return k;
 
@@ -378,8 +236,6 @@ int role_load(const char *path, const CloisterConf *conf, char * const *dirs, Ro
         _cleanup_(role_freep) Role *r = calloc(1, sizeof(Role));
         _cleanup_fclose_ FILE *f = NULL;
         RoleParse p = {};
-        const char *base = strrchr(path, '/');
-        size_t n;
         int k;
 
         if (!r)
@@ -391,27 +247,23 @@ int role_load(const char *path, const CloisterConf *conf, char * const *dirs, Ro
         sandbox_limits_init(&r->limits);
         broker_policy_init(&r->broker);
 
-        base = base ? base + 1 : path;
-        n = strlen(base);
-        if (n <= 5 || !streq(base + n - 5, ".role"))
-                return log_error_errno(EINVAL, "%s: not a .role file.", path);
-        r->name = strndup(base, n - 5);
+        k = conf_file_name(path, ".role", "role", &r->name);
+        if (k < 0)
+                return k;
         r->path = strdup(path);
-        if (!r->name || !r->path)
+        if (!r->path)
                 return log_oom();
-        if (!name_is_valid(r->name))
-                return log_error_errno(EINVAL, "%s: Invalid role name \"%s\" (^[a-z0-9][a-z0-9_-]{0,62}$); refusing the file.",
-                                       path, r->name);
 
         f = fopen(path, "re");
         if (!f)
                 return log_error_errno(errno, "Failed to open %s: %m", path);
+        p.table = (ConfTableParse) { .table = role_table, .n = ELEMENTSOF(role_table), .base = r };
         p.role = r;
         p.conf = conf;
         k = ini_strict_parse(path, f, role_handler, &p);
         if (k >= 0)
                 k = role_validate(&p, conf, dirs);
-        conf_file_state_done(&p.state);
+        conf_file_state_done(&p.table.state);
         if (k < 0)
                 return k;
         *ret = TAKE_PTR(r);

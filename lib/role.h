@@ -2,17 +2,13 @@
 #pragma once
 
 #include "cloister-conf.h"
+#include "sandbox-keys.h"
 
 typedef enum Durability {
         DURABILITY_TRANSIENT,
         DURABILITY_DURABLE,
         _DURABILITY_UNSET = -1,
 } Durability;
-
-typedef struct ReadOnlyMount {
-        char *source;
-        char *target;
-} ReadOnlyMount;
 
 typedef struct Role {
         char *name;
@@ -65,10 +61,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Role *, role_free);
  * network opt-in) and its project. Any error refuses the whole file and is logged with
  * path:line and key. `dirs` are the configuration directories (for the project file). */
 int role_load(const char *path, const CloisterConf *conf, char * const *dirs, Role **ret);
-
-/* Names a transient unit of cloisterctl run could not take: the environment variables that
- * cloister sets itself. */
-bool environment_name_is_reserved(const char *name);
 
 /* The tools of MCP upstream `upstream` that AllowTool= grants (a new strv, may be empty). */
 char **role_allowed_tools(const Role *role, const char *upstream);

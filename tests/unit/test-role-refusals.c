@@ -157,9 +157,16 @@ static void test_read_only_mount(void) {
 }
 
 static void test_gpus(void) {
-        REFUSED_SANDBOX("GPUs=all (unsupported in this version)", "GPUs=all", "GPUs=", "not supported");
-        REFUSED_SANDBOX("GPUs=0,1 (unsupported in this version)", "GPUs=0,1", "GPUs=", "not supported");
         REFUSED_SANDBOX("GPUs=some", "GPUs=some", "GPUs=");
+        REFUSED_SANDBOX("GPUs=0,,1", "GPUs=0,,1", "GPUs=");
+        REFUSED_SANDBOX("GPUs=,0", "GPUs=,0", "GPUs=");
+        REFUSED_SANDBOX("GPUs=0,", "GPUs=0,", "GPUs=");
+        REFUSED_SANDBOX("GPUs=-1", "GPUs=-1", "GPUs=");
+        REFUSED_SANDBOX("GPUs=64 (above the highest index)", "GPUs=64", "GPUs=", "0…63");
+        REFUSED_SANDBOX("GPUs=01 (a leading zero)", "GPUs=01", "GPUs=");
+        REFUSED_SANDBOX("GPUs=0 1 (blank-separated)", "GPUs=0 1", "GPUs=");
+        REFUSED_SANDBOX("GPUs=1,1 (listed twice)", "GPUs=1,1", "GPUs=", "twice");
+        REFUSED_SANDBOX("GPUs=all,0", "GPUs=all,0", "GPUs=");
 }
 
 static void test_llm_install_broker(void) {
