@@ -20,7 +20,9 @@ int main(int argc, char *argv[]) {
         }
         if (argc == 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
                 printf("%s NORMAL-DIR [EARLY-DIR LATE-DIR]\n%s --dry-run\n\n"
-                       "Generates agent@<role>.service drop-ins from cloister role files.\n"
+                       "Generates agent@<role>.service drop-ins from cloister role files and the\n"
+                       "sidecar@<name>.socket/.service and sidecar-runtime@<name>.service units of\n"
+                       "sidecar files.\n"
                        "See cloister-generator(8).\n", argv[0], argv[0]);
                 return 0;
         }

@@ -13,6 +13,10 @@ typedef struct GeneratorOutput {
  * the output directory. */
 int generator_write_unit(const GeneratorOutput *o, const char *relpath, const char *source,
                          const UnitSettings *s);
+/* The same, with `comments` ("# " each) after the header: what an operator reading the unit
+ * should know (which roles reach a sidecar, which sidecars a role is granted). */
+int generator_write_unit_commented(const GeneratorOutput *o, const char *relpath, const char *source,
+                                   char * const *comments, const UnitSettings *s);
 
 /* Adds <dir>/<relpath> → target. */
 int generator_add_symlink(const GeneratorOutput *o, const char *relpath, const char *target);

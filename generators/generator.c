@@ -4,6 +4,7 @@
 #include "conf-files.h"
 #include "exit-status.h"
 #include "generator-output.h"
+#include "generator-sidecars.h"
 #include "generator.h"
 #include "log.h"
 #include "profile.h"
@@ -39,17 +40,30 @@ static int add_wants_symlinks(const GeneratorOutput *o, const Role *role) {
         return r;
 }
 
+/* "# grants: sidecar NAME -> SOCKET" for each Service=, in the drop-in's header. */
+static char **grant_comments(const Role *role) {
+        char **l = calloc(1, sizeof(char *));
+
+        STRV_FOREACH(svc, role->services) {
+                _cleanup_free_ char *c = strprintf("grants: sidecar %s -> " SIDECAR_SERVICES_DIR "/%s/service.sock", *svc, *svc);
+                if (!l || !c || strv_extend(&l, c) < 0)
+                        return strv_free(l);
+        }
+        return l;
+}
+
 static int write_role(const GeneratorOutput *o, const Role *role, const CloisterConf *conf) {
         _cleanup_free_ char *dropin = strprintf("agent@%s.service.d/50-cloister.conf", role->name);
+        _cleanup_strv_free_ char **comments = grant_comments(role);
         UnitSettings s = {};
         int r;
 
-        if (!dropin)
+        if (!dropin || !comments)
                 return log_oom();
         r = profile_role(role, conf, &s);
         if (r < 0)
                 return log_oom();
-        r = generator_write_unit(o, dropin, role->path, &s);
+        r = generator_write_unit_commented(o, dropin, role->path, comments, &s);
         unit_settings_done(&s);
         if (r >= 0)
                 r = write_tmp_mount(o, role, "tmp");
@@ -88,18 +102,27 @@ static int write_refusal(const GeneratorOutput *o, const char *role_name, const 
         return r;
 }
 
-/* A granted sidecar that is not (yet) there is a warning, not an error (§9). */
-static void warn_missing_service_sockets(const Role *role) {
+/* A granted sidecar with no sidecar file is a warning, not an error (§9): the grant binds
+ * the socket directory, and the agent gets a connect error until something serves it. */
+static int note_grants(const Role *role, SidecarSet *sidecars) {
+        int r = 0;
+
         STRV_FOREACH(svc, role->services) {
-                _cleanup_free_ char *p = strprintf("/run/cloister/services/%s/service.sock", *svc);
-                if (p && access(p, F_OK) < 0)
-                        log_warning("%s: Service=%s: %s does not exist (yet); the agent will get a connect error until it does.",
-                                    role->path, *svc, p);
+                _cleanup_free_ char *sock = strprintf(SIDECAR_SERVICES_DIR "/%s/service.sock", *svc);
+                if (!sock)
+                        return log_oom();
+                if (!sidecar_set_find(sidecars, *svc) && access(sock, F_OK) < 0)
+                        log_warning("%s: Service=%s: no sidecars/%s.sidecar was generated and %s does not exist; "
+                                    "the agent will get a connect error until something serves it.",
+                                    role->path, *svc, *svc, sock);
+                if (r >= 0)
+                        r = sidecar_set_note_grant(sidecars, *svc, role->name);
         }
+        return r;
 }
 
 static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, const CloisterConf *conf,
-                          const ClosedSurfaceIndex *idx) {
+                          const ClosedSurfaceIndex *idx, SidecarSet *sidecars) {
         ConfFileList roles = {};
         bool rejected = false;
         int r;
@@ -125,11 +148,12 @@ static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, c
                         if (r >= 0)
                                 r = add_wants_symlinks(o, role);
                 } else {
-                        warn_missing_service_sockets(role);
+                        r = note_grants(role, sidecars);
                         if (role->network == NETWORK_DAEMON_ONLY && !conf->broker_socket)
                                 log_warning("%s: Network=daemon-only but cloister.conf has no [Broker] Socket=: the role gets no broker socket and stays fully isolated.",
                                             path);
-                        r = write_role(o, role, conf);
+                        if (r >= 0)
+                                r = write_role(o, role, conf);
                 }
                 if (r < 0)
                         rejected = true;
@@ -194,7 +218,9 @@ int generator_run(const char *dirs[3]) {
         _cleanup_strv_free_ char **config_dirs = NULL, **unit_dirs = NULL;
         _cleanup_(cloister_conf_freep) CloisterConf *conf = NULL;
         ClosedSurfaceIndex idx = {};
+        SidecarSet sidecars = {};
         GeneratorOutput o = { .dir = dirs[0] };
+        bool rejected = false;
         int r;
 
         if (conf_dirs(&config_dirs) < 0 || unit_search_path(dirs, &unit_dirs) < 0)
@@ -212,9 +238,16 @@ int generator_run(const char *dirs[3]) {
         r = closed_surface_index_build(unit_dirs, dirs[0] ?: booted_generator_dir(unit_dirs), &idx);
         if (r < 0)
                 return log_oom();
-        r = generate_roles(&o, config_dirs, conf, &idx);
+        /* Sidecars first, so that each role's grants can be checked against them; their units
+         * last, so that the socket unit can name the roles that reach it. */
+        if (sidecar_set_load(config_dirs, conf, &sidecars, &rejected) < 0)
+                rejected = true;
+        r = generate_roles(&o, config_dirs, conf, &idx, &sidecars);
+        if (sidecar_set_write(&o, &sidecars) != 0 || rejected)
+                r = 1;
         if (write_broker_dropins(&o, conf, conf->path ?: "cloister.conf") < 0)
                 r = 1;
+        sidecar_set_done(&sidecars);
         closed_surface_index_done(&idx);
         return r;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""systemd's own view of what the generator emits, for representative roles.
+"""systemd's own view of what the generator emits, for representative roles and sidecars.
 
 For each role (network modes none, daemon-only, egress, host; a durable role; a role
 refused by an admin drop-in), the role is generated with the built cloister-generator and
@@ -18,12 +18,17 @@ Then
                                                "Overall exposure level" must be <= 1.0
                                                for none and daemon-only; reported for
                                                the others.
+Each sidecar in SIDECARS gets the same: its sidecar@NAME.socket, sidecar@NAME.service (the
+proxy, with the built cloister-sidecar at its ExecStart path) and sidecar-runtime@NAME.service
+must verify with no output at all; the proxy's and the runtime's exposure must be <= the
+threshold given (reported always).
+
 The man pages named by Documentation= are looked up as they would be once installed: every
 *.[1-8] page found under --mandir is offered to man(1) through MANPATH; nothing is
 filtered.
 
 Output is TAP. Usage:
-  analyze.py --generator BIN --template RENDERED --shim BIN [--mandir DIR…] [--keep]
+  analyze.py --generator BIN --template RENDERED --shim BIN --sidecar BIN [--mandir DIR…] [--keep]
 """
 
 import argparse
@@ -61,6 +66,17 @@ ROLES = {
                 {"agent@refused.service.d/10-admin.conf": "[Service]\nPrivateNetwork=no\n"}),
 }
 SECURITY_MODES = ["none", "daemon-only", "egress", "host", "durable"]
+
+# sidecar name → (sidecar file text, exposure threshold for the proxy and the runtime). The
+# runtime's program must exist in the root for verify: RUNTIME_EXEC is a copy of /bin/true.
+RUNTIME_EXEC = "/opt/runtime/bin/serve"
+SIDECARS = {
+    "inference": ("[Sidecar]\nDescription=representative runtime\n"
+                  f"Exec={RUNTIME_EXEC} --host 127.0.0.1 --port 8080\nPort=8080\nHealth=/health\n"
+                  "StartTimeout=10min\nMemory=4G\nReadOnlyMount=/srv/models:/models\n"
+                  "Environment=HOME=/tmp\n", 1.0),
+    "gpu": (f"[Sidecar]\nExec={RUNTIME_EXEC}\nPort=9000\nGPUs=0\nShmSize=1G\nUser=llm\nJIT=yes\n", None),
+}
 
 
 class Tap:
@@ -138,6 +154,10 @@ def generate(opts, tmp, tap):
     units = os.path.join(tmp, "admin-units")   # the admin's unit directory, as in /etc/systemd/system
     gen = os.path.join(tmp, "generator")
     os.makedirs(os.path.join(conf, "roles"))
+    os.makedirs(os.path.join(conf, "sidecars"))
+    for name, (text, _) in SIDECARS.items():
+        with open(os.path.join(conf, "sidecars", name + ".sidecar"), "w") as f:
+            f.write(text)
     os.makedirs(units)
     os.makedirs(gen)
     with open(os.path.join(conf, "cloister.conf"), "w") as f:
@@ -154,10 +174,30 @@ def generate(opts, tmp, tap):
     rc, out, err = run([opts.generator, gen, gen + ".early", gen + ".late"], env=env)
     # Exit status 1: the "refused" role is refused on purpose; nothing else may be.
     unexpected = [l for l in err.splitlines() if "Role refused refuses to start" not in l]
+    tap.point(all(os.path.isfile(os.path.join(gen, u)) for n in SIDECARS
+                  for u in (f"sidecar@{n}.socket", f"sidecar@{n}.service", f"sidecar-runtime@{n}.service")),
+              "cloister-generator writes the three units of each representative sidecar", f"stderr: {err}")
     tap.point(rc == 1 and not unexpected,
               "cloister-generator generates the representative roles (only \"refused\" refused)",
               f"exit {rc}\nstdout: {out}\nstderr: {err}")
     return units, gen
+
+
+def install_binary(root, path, src):
+    dst = os.path.join(root, path.lstrip("/"))
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    shutil.copyfile(src, dst)
+    os.chmod(dst, 0o755)
+
+
+def sidecar_proxy_path(gen):
+    for name in SIDECARS:
+        with open(os.path.join(gen, f"sidecar@{name}.service"), encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"ExecStart=(\S+)", line)
+                if m:
+                    return m.group(1)
+    raise SystemExit("no ExecStart= in the generated sidecar proxy")
 
 
 def build_root(opts, tmp, units, gen, shim_path, tap):
@@ -177,13 +217,27 @@ def build_root(opts, tmp, units, gen, shim_path, tap):
                 os.symlink(os.readlink(src), os.path.join(etc, entry))
             else:
                 shutil.copyfile(src, os.path.join(etc, entry))
-    shim_in_root = os.path.join(root, shim_path.lstrip("/"))
-    os.makedirs(os.path.dirname(shim_in_root), exist_ok=True)
-    shutil.copyfile(opts.shim, shim_in_root)
-    os.chmod(shim_in_root, 0o755)
+    install_binary(root, shim_path, opts.shim)
+    install_binary(root, sidecar_proxy_path(gen), opts.sidecar)
+    install_binary(root, RUNTIME_EXEC, shutil.which("true") or "/bin/true")
     if not host:
         tap.diag("no system unit directory with sysinit.target on this host; verify will say so")
     return root
+
+
+def security(tap, analyze, root, env, unit, what, threshold):
+    rc, out, err = run([analyze, "security", "--offline=yes", f"--root={root}", "--no-pager", unit], env=env)
+    m = re.search(r"Overall exposure level for " + re.escape(unit) + r": (\d+\.\d+)", out)
+    score = float(m.group(1)) if m else None
+    exposed = "\n".join(l for l in out.splitlines() if l.startswith("✗"))
+    desc = f"systemd-analyze security {unit} ({what}): exposure {m.group(1) if m else '?'}"
+    if threshold is None:
+        tap.point(rc == 0 and score is not None, f"{desc} (reported, no threshold)",
+                  f"exit {rc}\n{exposed}\n{err}", always=True)
+    else:
+        ok = rc == 0 and score is not None and score <= threshold
+        tap.point(ok, f"{desc} <= {threshold}",
+                  f"exit {rc}\n{out}\n{err}" if not ok else f"exposed:\n{exposed}", always=True)
 
 
 def main():
@@ -191,10 +245,11 @@ def main():
     ap.add_argument("--generator", required=True)
     ap.add_argument("--template", required=True)
     ap.add_argument("--shim", required=True)
+    ap.add_argument("--sidecar", required=True, help="the built cloister-sidecar")
     ap.add_argument("--mandir", action="append", default=[])
     ap.add_argument("--keep", action="store_true")
     opts = ap.parse_args()
-    for a in ("generator", "template", "shim"):
+    for a in ("generator", "template", "shim", "sidecar"):
         setattr(opts, a, os.path.abspath(getattr(opts, a)))
 
     analyze = shutil.which("systemd-analyze")
@@ -230,21 +285,17 @@ def main():
                           f"systemd-analyze verify {' '.join(mounts)}: exit 0, no output (exit {rc})",
                           f"stdout:\n{out}\nstderr:\n{err}")
 
+        for name, (_, threshold) in SIDECARS.items():
+            units = [f"sidecar@{name}.socket", f"sidecar@{name}.service", f"sidecar-runtime@{name}.service"]
+            rc, out, err = run([analyze, "verify", f"--root={root}"] + units, env=env)
+            tap.point(rc == 0 and not out and not err,
+                      f"systemd-analyze verify {' '.join(units)}: exit 0, no output (exit {rc})",
+                      f"stdout:\n{out}\nstderr:\n{err}")
+            for unit in units[1:]:
+                security(tap, analyze, root, env, unit, f"sidecar {name}", threshold)
+
         for name in SECURITY_MODES:
-            unit = f"agent@{name}.service"
-            threshold = ROLES[name][1]
-            rc, out, err = run([analyze, "security", "--offline=yes", f"--root={root}", "--no-pager", unit], env=env)
-            m = re.search(r"Overall exposure level for " + re.escape(unit) + r": (\d+\.\d+)", out)
-            score = float(m.group(1)) if m else None
-            exposed = "\n".join(l for l in out.splitlines() if l.startswith("✗"))
-            desc = f"systemd-analyze security {unit} (mode {name}): exposure {m.group(1) if m else '?'}"
-            if threshold is None:
-                tap.point(rc == 0 and score is not None, f"{desc} (reported, no threshold)",
-                          f"exit {rc}\n{exposed}\n{err}", always=True)
-            else:
-                ok = rc == 0 and score is not None and score <= threshold
-                tap.point(ok, f"{desc} <= {threshold}",
-                          f"exit {rc}\n{out}\n{err}" if not ok else f"exposed:\n{exposed}", always=True)
+            security(tap, analyze, root, env, f"agent@{name}.service", f"mode {name}", ROLES[name][1])
     finally:
         if opts.keep:
             tap.diag(f"kept {tmp}")
