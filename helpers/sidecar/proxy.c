@@ -213,6 +213,9 @@ int proxy_new(sd_event *e, const ProxyOptions *o, const int *listen_fds, size_t 
         p->event = sd_event_ref(e);
         p->options = *o;
         p->accepting = true;
+        /* With no health path, "ready" means the port accepts, which the relay's own connect
+         * finds out: a refused connect is held and the port probed (on_relay_ended()). */
+        p->ready = isempty(o->health);
         p->listeners = calloc(n_listen_fds, sizeof(sd_event_source *));
         k = p->listeners ? 0 : -ENOMEM;
         for (size_t i = 0; k >= 0 && i < n_listen_fds; i++, p->n_listeners++)
