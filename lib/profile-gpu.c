@@ -55,13 +55,17 @@ static uint64_t gpu_list(const char *gpus) {
         return l;
 }
 
+/* The bind tolerates a missing node ("-"), so that the start check inside the sandbox can
+ * say which one is missing (a failed bind would stop namespace setup with a bare errno). */
 static int add_node(UnitSettings *s, const char *node, bool required) {
         int r = unit_settings_addf(s, "Service", "DeviceAllow", "%s rw", node);
 
         if (r >= 0)
-                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "%s%s", required ? "" : "-", node);
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s", node);
         if (r >= 0 && required)
-                r = unit_settings_add(s, "Unit", "AssertPathExists", node);
+                r = profile_add_start_check(s, "test -c \"$1\"",
+                                            "GPUs= needs the device node $1, which does not exist on this host (is the NVIDIA driver loaded?)",
+                                            node, NULL);
         return r;
 }
 

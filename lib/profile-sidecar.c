@@ -69,18 +69,22 @@ static int add_exec_start(UnitSettings *s, const Sidecar *sc) {
         return unit_settings_add(s, "Service", "ExecStart", line);
 }
 
-/* Binds are required: a missing model directory fails the start, and AssertPathExists= names
- * it (the bind's own error would name only the target). */
+/* A missing model directory must fail the start, naming it. The bind tolerates a missing
+ * source ("-"), and a check in the sandbox then finds nothing mounted at the target (a
+ * required bind would stop namespace setup naming only the target). */
 static int add_mounts(UnitSettings *s, const Sidecar *sc) {
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < sc->n_read_only_mounts; i++) {
-                r = unit_settings_add(s, "Unit", "RequiresMountsFor", sc->read_only_mounts[i].source);
+                const ReadOnlyMount *m = &sc->read_only_mounts[i];
+
+                r = unit_settings_add(s, "Unit", "RequiresMountsFor", m->source);
                 if (r >= 0)
-                        r = unit_settings_add(s, "Unit", "AssertPathExists", sc->read_only_mounts[i].source);
+                        r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:%s", m->source, m->target);
                 if (r >= 0)
-                        r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "%s:%s",
-                                               sc->read_only_mounts[i].source, sc->read_only_mounts[i].target);
+                        r = profile_add_start_check(s, "(while read -r _ _ _ _ mp _; do [ \"$mp\" = \"$2\" ] && exit 0; done </proc/self/mountinfo; exit 1)",
+                                                    "ReadOnlyMount= source $1 is missing, so nothing is mounted at $2",
+                                                    m->source, m->target);
         }
         return r;
 }

@@ -32,10 +32,17 @@ int profile_add_shm(UnitSettings *s, uint64_t size);
 /* User= (a named user instead of the dynamic one) and JIT= (lifts MemoryDenyWriteExecute=). */
 int profile_add_identity(UnitSettings *s, const char *user, int jit);
 
-/* GPUs= (§4): DeviceAllow= and a read-only bind into the private /dev for each NVIDIA node
- * (/dev/nvidia<N>, /dev/nvidiactl, /dev/nvidia-uvm, optionally /dev/nvidia-uvm-tools; with
- * "all" also the /dev/dri/renderD* render nodes present now), and AssertPathExists= for each
- * required node, so that a missing one fails the start naming it. `source` is for warnings. */
+/* An ExecStartPre= that runs the shell condition `test` in the sandbox, with $1 = arg1 and
+ * $2 = arg2 (may be NULL), and fails the start with "cloister: MESSAGE; not starting." in the
+ * journal if it is false. (systemd 252 logs a failed AssertPathExists= only at debug level,
+ * and a failed bind stops namespace setup naming only the target, even for "+" commands.) */
+int profile_add_start_check(UnitSettings *s, const char *test, const char *message, const char *arg1, const char *arg2);
+
+/* GPUs= (§4): DeviceAllow= and a read-only bind ("-") into the private /dev for each NVIDIA
+ * node (/dev/nvidia<N>, /dev/nvidiactl, /dev/nvidia-uvm, optionally /dev/nvidia-uvm-tools;
+ * with "all" also the /dev/dri/renderD* render nodes present now), and for each required
+ * node a start check in the sandbox, so that a missing one fails the start naming it.
+ * `source` is for warnings. */
 int profile_add_gpus(UnitSettings *s, const char *gpus, const char *source);
 
 /* The host-side, size-capped tmpfs that a role's /tmp (and /var/tmp) is bound from:

@@ -62,10 +62,11 @@ ROLES = {
     "egress": ("[Role]\nExec=/usr/bin/true\n\n[Sandbox]\nNetwork=egress\n", None, {}),
     "host": ("[Role]\nExec=/usr/bin/true\n\n[Sandbox]\nNetwork=host\n", None, {}),
     "durable": ("[Role]\nExec=/usr/bin/true\nDurability=durable\n\n[Install]\nWantedBy=multi-user.target\n", None, {}),
+    "gpu": ("[Role]\nExec=/usr/bin/true\n\n[Sandbox]\nNetwork=none\nGPUs=0\nJIT=yes\n", None, {}),
     "refused": ("[Role]\nExec=/usr/bin/true\n", None,
                 {"agent@refused.service.d/10-admin.conf": "[Service]\nPrivateNetwork=no\n"}),
 }
-SECURITY_MODES = ["none", "daemon-only", "egress", "host", "durable"]
+SECURITY_MODES = ["none", "daemon-only", "egress", "host", "durable", "gpu"]
 
 # sidecar name → (sidecar file text, exposure threshold for the proxy and the runtime). The
 # runtime's program must exist in the root for verify: RUNTIME_EXEC is a copy of /bin/true.
@@ -220,6 +221,8 @@ def build_root(opts, tmp, units, gen, shim_path, tap):
     install_binary(root, shim_path, opts.shim)
     install_binary(root, sidecar_proxy_path(gen), opts.sidecar)
     install_binary(root, RUNTIME_EXEC, shutil.which("true") or "/bin/true")
+    # the start checks of ReadOnlyMount= sources and GPU nodes (ExecStartPre=/bin/sh -c …)
+    install_binary(root, "/bin/sh", os.path.realpath(shutil.which("sh") or "/bin/sh"))
     if not host:
         tap.diag("no system unit directory with sysinit.target on this host; verify will say so")
     return root

@@ -244,6 +244,13 @@ static bool has(const UnitSettings *s, const char *section, const char *key, con
         return false;
 }
 
+static bool has_part(const UnitSettings *s, const char *section, const char *key, const char *part) {
+        for (size_t i = 0; i < s->n; i++)
+                if (streq(s->items[i].section, section) && streq(s->items[i].key, key) && strstr(s->items[i].value, part))
+                        return true;
+        return false;
+}
+
 static size_t count(const UnitSettings *s, const char *section, const char *key) {
         size_t n = 0;
         for (size_t i = 0; i < s->n; i++)
@@ -291,14 +298,20 @@ static void test_units(void) {
            has(&rt, "Service", "TasksMax", "512"), "runtime: limits");
         ok(count(&rt, "Service", "RuntimeMaxSec") == 0, "runtime: no wall-clock ceiling");
         ok(has(&rt, "Service", "TemporaryFileSystem", "/dev/shm:size=1073741824,mode=1777,nosuid,nodev,noexec"), "runtime: ShmSize=");
-        ok(has(&rt, "Service", "BindReadOnlyPaths", "/srv/models:/models") && has(&rt, "Unit", "AssertPathExists", "/srv/models"),
-           "runtime: ReadOnlyMount= bound (required) and asserted");
+        ok(has(&rt, "Service", "BindReadOnlyPaths", "-/srv/models:/models") && has(&rt, "Unit", "RequiresMountsFor", "/srv/models"),
+           "runtime: ReadOnlyMount= bound read-only after its file system");
+        ok(has_part(&rt, "Service", "ExecStartPre", "/proc/self/mountinfo") &&
+           has_part(&rt, "Service", "ExecStartPre", "ReadOnlyMount= source $$1 is missing, so nothing is mounted at $$2") &&
+           has_part(&rt, "Service", "ExecStartPre", " sh \"/srv/models\" \"/models\""),
+           "runtime: a start check in the sandbox names a missing ReadOnlyMount= source");
+        ok(!has_part(&rt, "Service", "ExecStartPre", "+"), "runtime: no start check runs with full privileges");
         ok(has(&rt, "Service", "Environment", "\"LLAMA_ARG=a \\\"b\\\" $c 100%%\""), "runtime: Environment= quoted, $ literal, %% escaped");
         ok(has(&rt, "Service", "SystemCallFilter", "@system-service"), "runtime: the syscall filter");
         for (unsigned i = 0; i < 2; i++) {
-                _cleanup_free_ char *allow = strprintf("/dev/nvidia%u rw", i), *node = strprintf("/dev/nvidia%u", i);
-                ok(has(&rt, "Service", "DeviceAllow", allow) && has(&rt, "Service", "BindReadOnlyPaths", node) &&
-                   has(&rt, "Unit", "AssertPathExists", node), "runtime: GPUs=0,1 grants, binds and asserts /dev/nvidia%u", i);
+                _cleanup_free_ char *allow = strprintf("/dev/nvidia%u rw", i), *bind = strprintf("-/dev/nvidia%u", i),
+                        *check = strprintf("sh \"/dev/nvidia%u\"", i);
+                ok(has(&rt, "Service", "DeviceAllow", allow) && has(&rt, "Service", "BindReadOnlyPaths", bind) &&
+                   has_part(&rt, "Service", "ExecStartPre", check), "runtime: GPUs=0,1 grants, binds and checks /dev/nvidia%u", i);
         }
         ok(!has(&rt, "Service", "DeviceAllow", "/dev/nvidia2 rw"), "runtime: no other GPU");
         ok(has(&rt, "Service", "PrivateDevices", "yes") && has(&rt, "Service", "DevicePolicy", "closed"),
@@ -314,12 +327,16 @@ static void test_gpus_render(void) {
 
         ok(profile_add_gpus(&s, NULL, "x") >= 0 && s.n == 0, "no GPUs=: nothing");
         ok(profile_add_gpus(&s, "3", "x") >= 0, "GPUs=3 renders");
-        ok(has(&s, "Service", "DeviceAllow", "/dev/nvidiactl rw") && has(&s, "Unit", "AssertPathExists", "/dev/nvidiactl"),
-           "nvidiactl granted and required");
-        ok(has(&s, "Service", "DeviceAllow", "/dev/nvidia-uvm rw") && has(&s, "Service", "BindReadOnlyPaths", "/dev/nvidia-uvm"),
+        ok(has(&s, "Service", "DeviceAllow", "/dev/nvidiactl rw") && has_part(&s, "Service", "ExecStartPre", "sh \"/dev/nvidiactl\""),
+           "nvidiactl granted and checked");
+        ok(has(&s, "Service", "DeviceAllow", "/dev/nvidia-uvm rw") && has(&s, "Service", "BindReadOnlyPaths", "-/dev/nvidia-uvm"),
            "nvidia-uvm granted and bound");
-        ok(has(&s, "Service", "BindReadOnlyPaths", "-/dev/nvidia-uvm-tools") && !has(&s, "Unit", "AssertPathExists", "/dev/nvidia-uvm-tools"),
+        ok(has(&s, "Service", "BindReadOnlyPaths", "-/dev/nvidia-uvm-tools") && !has_part(&s, "Service", "ExecStartPre", "nvidia-uvm-tools"),
            "nvidia-uvm-tools optional");
+        ok(count(&s, "Service", "ExecStartPre") == 3, "three checks (ctl, uvm, GPU 3)");
+        ok(has_part(&s, "Service", "ExecStartPre", "/bin/sh -c \"test -c \\\"$$1\\\" || ") &&
+           !has_part(&s, "Service", "ExecStartPre", "+/bin/sh"),
+           "the device checks run in the sandbox (no \"+\"), $1 escaped for systemd");
         ok(has(&s, "Service", "DeviceAllow", "/dev/nvidia3 rw") && count(&s, "Service", "DeviceAllow") == 4,
            "GPU 3 and nothing else");
         ok(!has(&s, "Service", "PrivateDevices", "no") && count(&s, "Service", "DevicePolicy") == 0,
