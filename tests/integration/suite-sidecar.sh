@@ -36,6 +36,8 @@ sidecar inference "Exec=/usr/bin/python3 $STUB --port 8080 --healthy-after 3" "P
 sidecar broken "Exec=/usr/bin/python3 $STUB --port 8081 --never-healthy" "Port=8081" "Health=/health" \
         "StartTimeout=3s" "Memory=256M"
 sidecar plain "Exec=/usr/bin/python3 $STUB --port 8082" "Port=8082" "StartTimeout=30s" "Memory=256M"
+sidecar capped "Exec=/usr/bin/python3 $STUB --port 8083" "Port=8083" "Health=/health" "StartTimeout=30s" \
+        "Memory=256M" "MaxConnections=1"
 
 role() { # NAME [LINE…]
         local name=$1; shift
@@ -74,7 +76,7 @@ if ! systemctl cat sidecar@inference.socket >/dev/null 2>&1; then
         exit 0
 fi
 
-systemctl start sidecar@inference.socket sidecar@broken.socket sidecar@plain.socket
+systemctl start sidecar@inference.socket sidecar@broken.socket sidecar@plain.socket sidecar@capped.socket
 check "socket: $SVC/inference is mode 0555 ($(stat -c %a $SVC/inference 2>&1))" [ "$(stat -c %a $SVC/inference)" = 555 ]
 check "socket: service.sock is mode 0666 ($(stat -c %a $SVC/inference/service.sock 2>&1))" \
         [ "$(stat -c %a $SVC/inference/service.sock)" = 666 ]
@@ -168,6 +170,21 @@ out=$(ucurl $SVC/plain/service.sock /echo)
 check "no Health=: relayed once the port accepts ($(tail -1 <<<"$out"))" [ "$(tail -1 <<<"$out")" = code=200 ]
 check "no Health=: no HTTP probe was made" bash -c \
         "! journalctl -b -o cat -u sidecar@plain.service | grep -q 'GET'"
+
+# --- MaxConnections=1: a second connection waits in the backlog until the first ends -------
+ucurl $SVC/capped/service.sock /health > /dev/null # runtime up, so that only the cap can hold B
+{ ucurl $SVC/capped/service.sock "/v1/stream?n=3&delay=1" > /srv/capped-a; date +%s%N > /srv/capped-a.end; } &
+a=$!
+sleep 0.5 # A is being relayed (its stream takes 3 s; served at once, B would end ~2.5 s before A,
+          # so B ending no earlier than 0.5 s before A is an order, not a speed)
+ucurl $SVC/capped/service.sock /id > /srv/capped-b
+date +%s%N > /srv/capped-b.end
+wait $a
+check "MaxConnections=1: the second connection is served ($(tail -1 /srv/capped-b)) only after the first ended" \
+        [ "$(tail -1 /srv/capped-b)" = code=200 -a $(($(cat /srv/capped-b.end) + 500000000)) -ge "$(cat /srv/capped-a.end)" ]
+check "MaxConnections=1: the first one was complete" grep -q 'data: \[DONE\]' /srv/capped-a
+check "MaxConnections=1: the journal says the cap was reached" bash -c \
+        "journalctl -b -o cat -u sidecar@capped.service | grep -q 'MaxConnections= reached'"
 
 # --- the proxy stays, the runtime stays warm ----------------------------------------------
 sleep 2

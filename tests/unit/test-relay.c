@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lib/relay: bytes both ways through a TCP→Unix relay on sd-event, with half-close. A child
  * process plays client and server; the parent runs the relay's event loop. */
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -107,8 +108,115 @@ static void run_case(size_t big) {
         rmdir(dir);
 }
 
+/* relay_new_to_address() + relay_add(), as cloister-sidecar uses them: a refused connect
+ * hands the client's fd back (unread bytes intact); with the target listening, bytes flow.
+ * One process: the loop runs in bounded steps between the test's own non-blocking I/O. */
+typedef struct Ended {
+        int fd, error, calls;
+} Ended;
+
+static void on_ended(Relay *r, int fd, int connect_error, void *userdata) {
+        Ended *e = userdata;
+
+        e->fd = fd;
+        e->error = connect_error;
+        e->calls++;
+}
+
+static bool step_until(sd_event *e, bool (*done)(void *), void *userdata) {
+        for (int i = 0; i < 300; i++) {
+                if (done(userdata))
+                        return true;
+                (void) sd_event_run(e, 10 * 1000);
+        }
+        return done(userdata);
+}
+
+static bool ended_called(void *userdata) {
+        return ((Ended *) userdata)->calls > 0;
+}
+
+typedef struct Pending {
+        int fd;                 /* listener, then the accepted server side */
+        bool accepted;
+        char buf[16];
+        size_t n;
+} Pending;
+
+static bool accepted(void *userdata) {
+        Pending *p = userdata;
+        int c;
+
+        if (p->accepted)
+                return true;
+        c = accept4(p->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c < 0)
+                return false;
+        p->fd = c;
+        p->accepted = true;
+        return true;
+}
+
+static bool got4(void *userdata) {
+        Pending *p = userdata;
+        ssize_t k = recv(p->fd, p->buf + p->n, 4 - p->n, MSG_DONTWAIT);
+
+        if (k > 0)
+                p->n += (size_t) k;
+        return p->n >= 4;
+}
+
+static void run_to_address_case(void) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof sa;
+        int pair[2], listener;
+        Ended ended = { .fd = -1 };
+        Pending server = {}, client = {};
+        sd_event *e = NULL;
+        Relay *relay = NULL;
+        char c = 0;
+
+        /* a port that nothing listens on: bind, learn the port, listen only later */
+        listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        ok(bind(listener, (struct sockaddr *) &sa, sizeof sa) == 0 &&
+           getsockname(listener, (struct sockaddr *) &sa, &len) == 0, "a bound, not listening, TCP port");
+        ok(sd_event_new(&e) >= 0, "event loop");
+        is_int(relay_new_to_address(e, (struct sockaddr *) &sa, sizeof sa, "test", on_ended, &ended, &relay), 0,
+               "relay_new_to_address()");
+        ok(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) == 0, "client socket pair");
+        ok(write(pair[1], "x", 1) == 1, "the client sent a byte before the relay connected");
+        is_int(relay_add(relay, pair[0]), 0, "relay_add()");
+        ok(step_until(e, ended_called, &ended), "refused: the ended callback ran");
+        is_int(ended.fd, pair[0], "refused: the client's fd is handed back");
+        is_int(ended.error, ECONNREFUSED, "refused: with ECONNREFUSED");
+        is_int((int) relay_connections(relay), 0, "refused: no connection left in the relay");
+        ok(read(ended.fd, &c, 1) == 1 && c == 'x', "refused: the client's byte is still unread in it");
+
+        /* now the target listens: the same fd, added again, is relayed */
+        ok(listen(listener, 8) == 0, "the target listens");
+        ended = (Ended) { .fd = -1 };
+        is_int(relay_add(relay, pair[0]), 0, "relay_add() again");
+        server.fd = listener;
+        ok(step_until(e, accepted, &server), "the relay connected to the TCP target");
+        is_int((int) relay_connections(relay), 1, "one connection in the relay");
+        ok(write(pair[1], "ping", 4) == 4, "client writes");
+        ok(step_until(e, got4, &server) && memcmp(server.buf, "ping", 4) == 0, "client → target");
+        ok(write(server.fd, "pong", 4) == 4, "target writes");
+        client.fd = pair[1];
+        ok(step_until(e, got4, &client) && memcmp(client.buf, "pong", 4) == 0, "target → client");
+        close(server.fd);
+        close(pair[1]);
+        ok(step_until(e, ended_called, &ended), "both sides closed: the ended callback ran");
+        is_int(ended.fd, -1, "a connection that ended normally hands nothing back");
+        is_int((int) relay_connections(relay), 0, "no connection left");
+        relay_free(relay);
+        sd_event_unref(e);
+        close(listener);
+}
+
 int main(void) {
         run_case(5);
         run_case(60 * 1024);
+        run_to_address_case();
         return tap_done();
 }
