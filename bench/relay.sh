@@ -142,8 +142,8 @@ echo "| relay | p50 | p99 | max |"
 echo "| --- | ---: | ---: | ---: |"
 for r in cloister-sidecar socket-proxyd socat-inetd; do
         for i in $(seq "$COLD"); do
-                relay $r "$PORT" "$tmp/cold.sock"
-                "$L" first-byte --unix "$tmp/cold.sock" | sed -n 's/first_byte_us=\([^ ]*\).*/\1/p'
+                relay $r "$PORT" "$tmp/cold-$r-$i.sock" # a new path each time: no stale listener in ss
+                "$L" first-byte --unix "$tmp/cold-$r-$i.sock" | sed -n 's/first_byte_us=\([^ ]*\).*/\1/p'
                 stop "$RELAY_PID"
         done > "$tmp/cold-$r"
         read -r p50 p99 max < <(pct < "$tmp/cold-$r")
@@ -161,8 +161,8 @@ echo "| DELAY ms | lag ms |"
 echo "| ---: | ---: |"
 P2=$(free_port)
 for delay in 100 300 1000 3000; do
-        relay cloister-sidecar "$P2" "$tmp/cold.sock"
-        "$L" first-byte --unix "$tmp/cold.sock" > "$tmp/first" &
+        relay cloister-sidecar "$P2" "$tmp/late-$delay.sock"
+        "$L" first-byte --unix "$tmp/late-$delay.sock" > "$tmp/first" &
         client=$!
         PIDS+=("$client")
         backend "$P2" "$delay"
@@ -174,8 +174,8 @@ for delay in 100 300 1000 3000; do
         stop "$BACKEND_PID"
 done
 for r in socket-proxyd; do
-        relay $r "$P2" "$tmp/cold.sock"
-        if "$L" first-byte --unix "$tmp/cold.sock" > /dev/null 2>&1; then
+        relay $r "$P2" "$tmp/none.sock"
+        if "$L" first-byte --unix "$tmp/none.sock" > /dev/null 2>&1; then
                 echo; echo "($r answered with no runtime listening: unexpected)"
         else
                 echo; echo "($r with no runtime listening: the connection is closed at once, as expected.)"

@@ -114,7 +114,9 @@ static int sidecar_run(const ProxyOptions *o) {
         if (r < 0)
                 return r;
         raise_nofile();
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        /* plain http:// to the runtime's loopback only (CURLOPT_PROTOCOLS_STR): no TLS
+         * library to set up, which would cost every socket activation */
+        if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK)
                 return log_error_errno(EIO, "%s: cannot initialize libcurl.", o->name);
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
