@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <ctype.h>
 #include <dirent.h>
 
 #include "log.h"
@@ -28,8 +27,8 @@ static uint64_t numbered_nodes(const char *dir, const char *prefix, unsigned bas
 
         while (d && (de = readdir(d))) {
                 const char *p = startswith(de->d_name, prefix);
-                unsigned long n = 0;
                 size_t digits = p ? strspn(p, "0123456789") : 0;
+                unsigned long n;
 
                 if (!p || digits == 0 || digits > 3 || p[digits] || (p[0] == '0' && digits > 1))
                         continue;
