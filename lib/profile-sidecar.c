@@ -12,6 +12,10 @@ static const char *const replaced_keys[] = {
  * being warm and long-lived, is restarted when it fails. */
 static const ProfileRow runtime_rows[] = {
         { "Unit", "Documentation", "man:cloister.sidecar(5)" },
+        /* A runtime that cannot start (a missing model or GPU, a crash at load) gives up
+         * after five tries a minute instead of retrying every RestartSec= for ever. */
+        { "Unit", "StartLimitIntervalSec", "60s" },
+        { "Unit", "StartLimitBurst", "5" },
         { "Service", "Restart", "on-failure" },
         { "Service", "RestartSec", "2s" },
         { "Service", "KillMode", "control-group" },
