@@ -138,17 +138,23 @@ echo
 echo "Cold start, runtime warm: connect() to the first byte through a relay that is started by"
 echo "this connection ($COLD runs each; µs)."
 echo
-echo "| relay | p50 | p99 | max |"
-echo "| --- | ---: | ---: | ---: |"
+echo "| relay | p50 | p99 | max | failed |"
+echo "| --- | ---: | ---: | ---: | ---: |"
 for r in cloister-sidecar socket-proxyd socat-inetd; do
         for i in $(seq "$COLD"); do
                 relay $r "$PORT" "$tmp/cold-$r-$i.sock" # a new path each time: no stale listener in ss
-                "$L" first-byte --unix "$tmp/cold-$r-$i.sock" | sed -n 's/first_byte_us=\([^ ]*\).*/\1/p'
+                if out=$("$L" first-byte --unix "$tmp/cold-$r-$i.sock" 2>&1); then
+                        val first_byte_us "$out"
+                else
+                        echo "$r, cold start $i: $out" >> "$tmp/cold-failures"
+                fi
                 stop "$RELAY_PID"
         done > "$tmp/cold-$r"
         read -r p50 p99 max < <(pct < "$tmp/cold-$r")
-        echo "| $r | $p50 | $p99 | $max |"
+        echo "| $r | $p50 | $p99 | $max | $((COLD - $(wc -l < "$tmp/cold-$r"))) |"
 done
+
+[ -s "$tmp/cold-failures" ] && { echo; sed 's/^/Failed: /' "$tmp/cold-failures"; }
 
 # --- cold start, runtime not warm: the backend starts listening DELAY ms after the first
 # connection. What the relay adds is the time from the backend's listen() to the first byte.

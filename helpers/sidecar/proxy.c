@@ -39,14 +39,13 @@ static unsigned proxy_connections(const Proxy *p) {
         return p->n_held + relay_connections(p->relay);
 }
 
+/* On changes of state only, not per connection: a relayed connection costs no message. */
 static void proxy_status(const Proxy *p) {
         if (p->n_held > 0)
                 (void) sd_notifyf(false, "STATUS=Waiting for the runtime to be ready (%u connection%s held).",
                                   p->n_held, p->n_held == 1 ? "" : "s");
         else
-                (void) sd_notifyf(false, "STATUS=%s; %u connection%s relayed.",
-                                  p->ready ? "Runtime ready" : "Idle", relay_connections(p->relay),
-                                  relay_connections(p->relay) == 1 ? "" : "s");
+                (void) sd_notify(false, p->ready ? "STATUS=Runtime ready; relaying." : "STATUS=Runtime not ready.");
 }
 
 /* Over the cap, new connections stay in the listening socket's backlog (as with
@@ -63,7 +62,6 @@ static void update_accepting(Proxy *p) {
                         log_notice("%s: %u connections open, MaxConnections= reached; new ones wait in the backlog.",
                                    p->options.name, proxy_connections(p));
         }
-        proxy_status(p);
 }
 
 /* Returns the fd, which the caller now owns. */
@@ -91,6 +89,7 @@ static int on_held_hangup(sd_event_source *s, int fd, uint32_t revents, void *us
 
         close(held_remove(h));
         update_accepting(p);
+        proxy_status(p);
         return 0;
 }
 
@@ -110,6 +109,7 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         while (p->held)
                 (void) unavailable_reply(held_remove(p->held), message ?: "sidecar runtime unavailable");
         update_accepting(p);
+        proxy_status(p);
         return 0;
 }
 
@@ -147,6 +147,7 @@ static void hold(Proxy *p, int fd) {
         }
         if (readiness_start(p->readiness) < 0)
                 log_warning("%s: cannot start the readiness probes.", p->options.name);
+        proxy_status(p);
 }
 
 static void on_ready(Readiness *r, void *userdata) {
@@ -163,6 +164,7 @@ static void on_ready(Readiness *r, void *userdata) {
         while (p->held)
                 (void) relay_add(p->relay, held_remove(p->held));
         update_accepting(p);
+        proxy_status(p);
 }
 
 /* A relayed connection ended. With `fd` ≥ 0 the runtime refused it: it crashed or is being
