@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <curl/curl.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -114,10 +113,6 @@ static int sidecar_run(const ProxyOptions *o) {
         if (r < 0)
                 return r;
         raise_nofile();
-        /* plain http:// to the runtime's loopback only (CURLOPT_PROTOCOLS_STR): no TLS
-         * library to set up, which would cost every socket activation */
-        if (curl_global_init(CURL_GLOBAL_NOTHING) != CURLE_OK)
-                return log_error_errno(EIO, "%s: cannot initialize libcurl.", o->name);
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
@@ -140,7 +135,6 @@ static int sidecar_run(const ProxyOptions *o) {
         (void) sd_notify(false, "STOPPING=1");
         proxy_free(p);
         sd_event_unref(e);
-        curl_global_cleanup();
         return r < 0 ? log_error_errno(r, "%s: event loop failed: %m", o->name) : 0;
 }
 
