@@ -57,7 +57,10 @@ void table_print(const Table *t, const CtlOptions *o, FILE *f) {
 
                 if (header && o->tty)
                         fputs("\033[1m", f);
-                fprintf(f, last ? "%s" : "%-*s ", last ? t->cells[i] : (int) width[col], t->cells[i]);
+                if (last)
+                        fputs(t->cells[i], f);
+                else
+                        fprintf(f, "%-*s ", (int) width[col], t->cells[i]);
                 if (header && o->tty)
                         fputs("\033[0m", f);
                 if (last)
