@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "macro.h"
 
@@ -57,8 +58,12 @@ char *deps_project_link(const char *cache_root, const char *project, DepsEcosyst
  * -EINVAL (or -errno if the file cannot be read).
  * pip: every requirement line carries at least one --hash=sha256:<64 hex>; options other
  *      than --hash on a requirement, and -r/-c/-e/--index-url/... lines, are refused.
- * npm: lockfileVersion 2 or 3; every package entry except the root and links has a
- *      "resolved" and an "integrity" of sha512 (or sha1 for legacy packages). */
+ * npm: lockfileVersion 2 or 3; every package entry but the root and bundled ones has an
+ *      "integrity" of sha512 and, if it has a "resolved", an https:// one; links are refused. */
 int deps_check_pip_lockfile(const char *path);
 int deps_check_npm_lockfile(const char *path);
 int deps_check_lockfile(DepsEcosystem e, const char *path);
+/* The same on a lockfile already read into memory; `name` is used in messages. */
+int deps_check_lockfile_data(DepsEcosystem e, const char *name, const char *data, size_t size);
+/* sha256 of a buffer, as deps_file_sha256(). */
+int deps_data_sha256(const void *data, size_t size, char ret[static 65]);

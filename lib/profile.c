@@ -2,10 +2,12 @@
 #include <ctype.h>
 
 #include "cmdline.h"
+#include "deps.h"
 #include "exit-status.h"
 #include "log.h"
 #include "policy.h"
 #include "profile.h"
+#include "project.h"
 
 typedef struct ProfileRow {
         const char *section;
@@ -129,8 +131,9 @@ static const ProfileRow mode_rows[_NETWORK_MODE_MAX][6] = {
         },
 };
 
+/* A run's /tmp is its own, not its role's: runs of one role may overlap. */
 char *profile_tmp_path(const Role *role, const char *which) {
-        return strprintf("/run/cloister/%s/%s", which, role->name);
+        return strprintf("/run/cloister/%s/%s", which, role->run_instance ?: role->name);
 }
 
 int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
@@ -246,6 +249,17 @@ static int add_exec_start(UnitSettings *s, const Role *role, const CloisterConf 
                 }
                 fprintf(f, " --setenv=%s=/run/cloister/services/%s/service.sock", var, *svc);
         }
+        for (DepsEcosystem e = 0; e < _DEPS_ECOSYSTEM_MAX; e++) {
+                _cleanup_free_ char *link = role->deps[e] ? deps_project_link(NULL, role->project, e) : NULL;
+                if (!role->deps[e])
+                        continue;
+                if (!link) {
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                fprintf(f, " --expect-mount=%s=%s:" DEPS_SANDBOX_DIR "/%s --setenv=%s=%s", deps_ecosystem_key(e), link,
+                        deps_ecosystem_to_string(e), deps_ecosystem_env_name(e), deps_ecosystem_env_value(e));
+        }
         STRV_FOREACH(e, role->environment) {
                 _cleanup_free_ char *arg = strprintf("--setenv=%s", *e), *q = NULL;
                 if (!arg || !(q = unit_exec_quote(arg))) {
@@ -305,6 +319,39 @@ static int add_mount_ordering(UnitSettings *s, const Role *role) {
         return r;
 }
 
+/* The project's dependency sets (§10): materialised by cloister-deps@<project>.service before
+ * the agent starts, bound read-only through the stable by-project link (the generator cannot
+ * hash a lockfile on a workspace that is not mounted yet). The agent keeps its own network
+ * mode: only the daemon-side unit has egress. */
+static int add_deps(UnitSettings *s, const Role *role) {
+        _cleanup_free_ char *unit = NULL;
+        bool any = false;
+        int r = 0;
+
+        for (DepsEcosystem e = 0; e < _DEPS_ECOSYSTEM_MAX && r >= 0; e++) {
+                _cleanup_free_ char *link = NULL;
+                if (!role->deps[e])
+                        continue;
+                any = true;
+                link = deps_project_link(NULL, role->project, e);
+                if (!link)
+                        return -ENOMEM;
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:" DEPS_SANDBOX_DIR "/%s",
+                                       link, deps_ecosystem_to_string(e));
+        }
+        if (r < 0 || !any)
+                return r;
+        unit = project_deps_unit(role->project);
+        if (!unit)
+                return -ENOMEM;
+        r = unit_settings_add(s, "Unit", "Requires", unit);
+        if (r >= 0)
+                r = unit_settings_add(s, "Unit", "After", unit);
+        if (r >= 0)
+                r = unit_settings_add(s, "Unit", "RequiresMountsFor", DEPS_CACHE_DIR);
+        return r;
+}
+
 /* Role mounts are bound with "-" (a missing source does not stop namespace setup, whose
  * error would name only the target); the shim then refuses to start the agent if any is
  * not mounted, naming the role key and the missing source. */
@@ -346,6 +393,8 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
         STRV_FOREACH(svc, role->services)
                 if (r >= 0)
                         r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-/run/cloister/services/%s", *svc);
+        if (r >= 0)
+                r = add_deps(s, role);
         return r;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cloister-conf.h"
+#include "deps.h"
 
 typedef enum Durability {
         DURABILITY_TRANSIENT,
@@ -17,6 +18,8 @@ typedef struct ReadOnlyMount {
 typedef struct Role {
         char *name;
         char *path;
+        /* cloisterctl run: "ROLE.ID", the instance of agent-run@ROLE.ID.service; NULL for agent@ */
+        char *run_instance;
 
         /* [Role] */
         char *description;
@@ -56,6 +59,7 @@ typedef struct Role {
 
         /* from the project file, if any */
         char *workspace;
+        bool deps[_DEPS_ECOSYSTEM_MAX];  /* the project declares this dependency set */
 } Role;
 
 Role *role_free(Role *r);
