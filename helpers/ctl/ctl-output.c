@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
 #include <stdarg.h>
 
 #include "ctl-output.h"
@@ -98,4 +99,26 @@ int json_add_bool(struct json_object *obj, const char *key, bool value) {
         if (!v)
                 return -ENOMEM;
         return json_object_object_add(obj, key, v) < 0 ? -ENOMEM : 0;
+}
+
+char *format_bytes(uint64_t bytes) {
+        static const char suffixes[] = "KMGTPE";
+        unsigned k = 0;
+        uint64_t unit = 1;
+
+        while (k < sizeof suffixes - 1 && bytes >= unit * 1024)
+                unit *= 1024, k++;
+        if (k == 0)
+                return strprintf("%" PRIu64 "B", bytes);
+        if (bytes % unit == 0)
+                return strprintf("%" PRIu64 "%c", bytes / unit, suffixes[k - 1]);
+        return strprintf("%.1f%c", (double) bytes / (double) unit, suffixes[k - 1]);
+}
+
+char *format_cpus(unsigned percent) {
+        if (percent % 100 == 0)
+                return strprintf("%u", percent / 100);
+        if (percent % 10 == 0)
+                return strprintf("%u.%u", percent / 100, percent % 100 / 10);
+        return strprintf("%u.%02u", percent / 100, percent % 100);
 }

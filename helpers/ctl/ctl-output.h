@@ -2,6 +2,7 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <stdint.h>
 
 #include "ctl.h"
 #include "macro.h"
@@ -32,3 +33,8 @@ static inline void json_object_putp(struct json_object **o) {
                 json_object_put(*o);
 }
 #define _cleanup_json_ _cleanup_(json_object_putp)
+
+/* "1G", "512M", "1.5G" (powers of 1024, as Memory= reads them); NULL on out of memory. */
+char *format_bytes(uint64_t bytes);
+/* 150 → "1.5", 200 → "2". */
+char *format_cpus(unsigned percent);
