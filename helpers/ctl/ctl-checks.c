@@ -66,7 +66,7 @@ char *ctl_broker_socket(const CloisterConf *conf) {
         return conf->broker_socket ? ctl_root_path(conf->broker_socket) : NULL;
 }
 
-static bool is_socket(const char *path) {
+bool ctl_is_socket(const char *path) {
         struct stat st;
         return path && stat(path, &st) >= 0 && S_ISSOCK(st.st_mode);
 }
@@ -78,7 +78,7 @@ int ctl_check_service_sockets(const Role *role, char ***problems) {
 
                 if (!p)
                         return log_oom();
-                if (is_socket(p))
+                if (ctl_is_socket(p))
                         continue;
                 r = problem(problems, role->path, "Service", *svc, strprintf("sidecar socket %s is missing", p));
                 if (r < 0)
@@ -98,7 +98,7 @@ int ctl_check_broker_socket(const Role *role, const CloisterConf *conf, char ***
         p = ctl_broker_socket(conf);
         if (!p)
                 return log_oom();
-        if (!is_socket(p))
+        if (!ctl_is_socket(p))
                 return problem(problems, role->path, "Network", NULL, strprintf("daemon-only, but the broker socket %s is missing", p));
         return 0;
 }
@@ -106,26 +106,32 @@ int ctl_check_broker_socket(const Role *role, const CloisterConf *conf, char ***
 /* A set is materialised when the cache directory named by its lockfile's hash is complete
  * (deps_materialised()): a changed lockfile names a new directory, so a stale set counts as
  * missing. */
-static int check_deps_set(const Project *p, DepsEcosystem e, char ***problems) {
+int ctl_deps_set_dir(const Project *p, DepsEcosystem e, char **ret) {
         _cleanup_free_ char *lockfile = project_lockfile_path(p, e), *host_lockfile = NULL;
-        _cleanup_free_ char *cache = ctl_root_path(DEPS_CACHE_DIR), *dir = NULL;
-        const char *key = deps_ecosystem_key(e);
-        int r;
+        _cleanup_free_ char *cache = ctl_root_path(DEPS_CACHE_DIR);
 
         if (!lockfile || !cache || !(host_lockfile = ctl_root_path(lockfile)))
-                return log_oom();
-        r = deps_cache_dir_in(cache, deps_ecosystem_to_string(e), host_lockfile, &dir);
+                return -ENOMEM;
+        return deps_cache_dir_in(cache, deps_ecosystem_to_string(e), host_lockfile, ret);
+}
+
+/* A set is materialised when the cache directory named by its lockfile's hash is complete
+ * (deps_materialised()): a changed lockfile names a new directory, so a stale set counts as
+ * missing. */
+static int check_deps_set(const Project *p, DepsEcosystem e, char ***problems) {
+        _cleanup_free_ char *dir = NULL;
+        const char *key = deps_ecosystem_key(e);
+        int r = ctl_deps_set_dir(p, e, &dir);
+
         if (r == -ENOMEM)
                 return log_oom();
-        if (r < 0) {
+        if (r < 0)
                 return problem(problems, p->path, key, NULL,
-                               strprintf("lockfile %s cannot be read (%s)", lockfile, strerror(-r)));
-        }
-        if (!deps_materialised(dir)) {
+                               strprintf("lockfile %s/%s cannot be read (%s)", p->workspace, p->lockfiles[e], strerror(-r)));
+        if (!deps_materialised(dir))
                 return problem(problems, p->path, key, NULL,
                                strprintf("dependency set not materialised: %s is missing (see cloister-deps@%s.service)",
                                          dir, p->name));
-        }
         return 0;
 }
 

@@ -18,6 +18,12 @@ int ctl_check_project(const CtlProject *project, char ***problems);
 /* All of the above for one role, including its project's. */
 int ctl_check_role(const CtlModel *m, const CtlRole *role, char ***problems);
 
+/* The cache directory of dependency set `e` of `p` (below --root); -errno if the lockfile
+ * cannot be read. */
+int ctl_deps_set_dir(const Project *p, DepsEcosystem e, char **ret);
+
+bool ctl_is_socket(const char *path);
+
 /* The socket path of sidecar `name`, and the broker's (below --root). */
 char *ctl_service_socket(const char *name);
 char *ctl_broker_socket(const CloisterConf *conf);

@@ -77,7 +77,8 @@ void table_done(Table *t) {
 }
 
 int json_print(struct json_object *obj, const CtlOptions *o) {
-        const char *s = json_object_to_json_string_ext(obj, o->tty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN);
+        const char *s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_NOSLASHESCAPE |
+                                                       (o->tty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN));
 
         if (!s)
                 return log_oom();

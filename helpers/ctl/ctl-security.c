@@ -108,6 +108,7 @@ static int run_analyze(const char *tmp, const char *unit, char **ret) {
                     dup2(null, STDIN_FILENO) < 0)
                         _exit(127);
                 setenv("SYSTEMD_COLORS", "0", 1);
+                unsetenv("SYSTEMD_UNIT_PATH");  /* --root= of the copy decides */
                 execlp(tool, tool, "security", "--offline=yes", root, "--no-pager", unit, (char *) NULL);
                 _exit(127);
         }
