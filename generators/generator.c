@@ -213,6 +213,8 @@ int generator_run(const char *dirs[3]) {
         if (r < 0)
                 return log_oom();
         r = generate_roles(&o, config_dirs, conf, &idx);
+        if (generate_projects(&o, config_dirs) != 0)
+                r = 1;
         if (write_broker_dropins(&o, conf, conf->path ?: "cloister.conf") < 0)
                 r = 1;
         closed_surface_index_done(&idx);

@@ -183,10 +183,10 @@ static const char *pip_check_logical_line(char *l) {
         if (!hash_start)
                 return "the requirement has no --hash=sha256:...: every requirement must be hash-pinned";
         *hash_start = 0;
-        if (!strstr(l, "=="))
-                return "the requirement is not pinned to one version with \"==\"";
         if (strstr(l, "://") || strchr(l, '@') || l[0] == '.' || l[0] == '/')
                 return "direct URL or path requirements are refused";
+        if (!strstr(l, "=="))
+                return "the requirement is not pinned to one version with \"==\"";
         *hash_start = '-';
         for (char *w = strtok_r(hash_start, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
                 if (!is_sha256_hash_option(w))
@@ -232,6 +232,8 @@ static int check_pip(const char *path, FILE *f) {
                                 continue;
                 } else if (!logical)
                         break;
+                else if (cont)
+                        return log_error_errno(EINVAL, "%s:%u: the file ends in a line continuation; refusing the lockfile.", path, lineno);
                 if (logical) {
                         const char *reason;
                         bool blank = true;
@@ -310,14 +312,29 @@ static int check_npm(const char *path, json_object *root) {
 }
 
 int deps_check_npm_lockfile(const char *path) {
-        json_object *root = json_object_from_file(path);
-        int r;
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        _cleanup_free_ char *data = NULL;
+        size_t size = 0, cap = 0;
 
-        if (!root)
-                return log_error_errno(EINVAL, "%s: not valid JSON (%s); refusing the lockfile.", path, json_util_get_last_err() ?: "");
-        r = check_npm(path, root);
-        json_object_put(root);
-        return r;
+        if (!f)
+                return log_error_errno(errno, "%s: Failed to open: %m", path);
+        for (;;) {
+                size_t k;
+                if (size + 65536 > cap) {
+                        char *t = realloc(data, cap + 65536 + 1);
+                        if (!t)
+                                return log_oom();
+                        data = t;
+                        cap += 65536;
+                }
+                k = fread(data + size, 1, cap - size, f);
+                size += k;
+                if (k == 0)
+                        break;
+        }
+        if (ferror(f))
+                return log_error_errno(EIO, "%s: Failed to read.", path);
+        return deps_check_lockfile_data(DEPS_NPM, path, data ?: "", size);
 }
 
 int deps_check_lockfile_data(DepsEcosystem e, const char *name, const char *data, size_t size) {
