@@ -455,3 +455,25 @@ int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) 
         *ret = s;
         return 0;
 }
+
+int profile_refusal(const char *role_name, const char *source, const char *reason, UnitSettings *ret) {
+        _cleanup_free_ char *arg = strprintf("--refuse=%s", reason), *q = NULL;
+        UnitSettings s = {};
+        int r;
+
+        if (!arg || !(q = unit_exec_quote(arg)))
+                return -ENOMEM;
+        r = unit_settings_add(&s, "Unit", "SourcePath", source);
+        if (r >= 0)
+                r = unit_settings_add(&s, "Service", "ExecStart", "");
+        if (r >= 0)
+                r = unit_settings_addf(&s, "Service", "ExecStart", "%s --role=%s %s", CLOISTER_SHIM_PATH, role_name, q);
+        if (r >= 0)
+                r = unit_settings_add(&s, "Service", "RestartPreventExitStatus", CLOISTER_EXIT_TERMINAL_LIST);
+        if (r < 0) {
+                unit_settings_done(&s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}

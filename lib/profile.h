@@ -15,6 +15,10 @@
 int profile_static(UnitSettings *ret);
 int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret);
 
+/* The drop-in of a role that an admin drop-in re-opens (§6): its only job is to make the
+ * shim refuse with `reason`, so that "systemctl start" fails with it in the journal. */
+int profile_refusal(const char *role_name, const char *source, const char *reason, UnitSettings *ret);
+
 /* The host-side, size-capped tmpfs that a role's /tmp (and /var/tmp) is bound from:
  * DynamicUser= forces PrivateTmp= on systemd 252, which overrides TemporaryFileSystem=, so
  * the cap has to be a real mount outside the sandbox. `which` is "tmp" or "var-tmp". */

@@ -6,11 +6,6 @@
 
 #define OWN_DROPIN "50-cloister.conf"
 
-/* cat shows what systemd would load from the current files: the generated drop-in is
- * rendered in-process with the generator's model (profile_role()), not read from
- * /run/systemd/generator, which holds what the last daemon-reload generated. It is shown
- * under the path the generator writes it to. */
-
 void unit_parts_free(UnitPart *parts, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 free(parts[i].name);
@@ -118,7 +113,8 @@ static char *render_dropin(const CtlModel *m, const CtlRole *role) {
         FILE *f;
         int r;
 
-        r = profile_role(role->role, m->conf, &s);
+        r = role->closed_surface ? profile_refusal(role->name, role->path, role->closed_surface, &s)
+                                 : profile_role(role->role, m->conf, &s);
         if (r < 0)
                 return NULL;
         f = open_memstream(&text, &size);
@@ -174,7 +170,7 @@ int ctl_unit_text(const CtlModel *m, const CtlRole *role, UnitPart **ret, size_t
         r = add_part(&parts, &n, NULL, TAKE_PTR(unit), NULL);
         if (r >= 0)
                 r = collect_dropins(m->unit_dirs, role->name, gen, &parts, &n);
-        if (r >= 0 && role->role && !role->closed_surface && !have_dropin(parts + 1, n - 1, OWN_DROPIN)) {
+        if (r >= 0 && role->role && !have_dropin(parts + 1, n - 1, OWN_DROPIN)) {
                 char *text = render_dropin(m, role);
                 r = text ? add_part(&parts, &n, OWN_DROPIN,
                                     strprintf("%s/%s.d/" OWN_DROPIN, gen ?: "/run/systemd/generator", unit_name), text)

@@ -11,7 +11,9 @@
  * The generated 50-cloister.conf is rendered in-process with the generator's model
  * (profile_role()) rather than read from /run/systemd/generator, which holds what the last
  * daemon-reload generated: cat shows the truth of the current files. It is shown under the
- * path the generator writes it to. A refused role gets no generated drop-in here. */
+ * path the generator writes it to. A role refused for an admin drop-in that re-opens a closed
+ * surface gets the generator's refusal drop-in (profile_refusal()); a role the generator
+ * cannot read gets none, as at boot. */
 
 typedef struct UnitPart {
         char *name;     /* drop-in file name (the sort key); NULL for the unit file */

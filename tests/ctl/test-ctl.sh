@@ -100,6 +100,8 @@ check "cat: a refused role exits 1, says why, still shows what systemd sees (no 
 run C cat reopen
 check "cat: a role refused by a closed surface names the drop-in and shows it" \
         eval 'test $rc = 1 && has "$err" "PrivateNetwork= re-opens" && has "$out" "PrivateNetwork=no"'
+check "cat: ... and the generator's refusal drop-in (the shim refuses with the reason)" \
+        eval 'has "$out" "# $root/run/systemd/generator/agent@reopen.service.d/50-cloister.conf" && has "$out" "--role=reopen \"--refuse="'
 run C cat nosuch
 check "cat: an unknown role exits 1" test "$rc" = 1
 run C cat
