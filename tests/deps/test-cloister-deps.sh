@@ -32,8 +32,10 @@ project() { # NAME [Pip=…|Npm=…]…
         { printf '[Project]\nWorkspace=%s\n[Dependencies]\n' "$ws"; printf '%s\n' "$@"; } > "$cfg/projects/$n.project"
 }
 deps() { "$bin" --cache-dir="$cache" --python="$PY" "$@" >"$work/out" 2>"$work/err"; }
-sets() { find "$cache" -maxdepth 1 -name "$1-*" -type d | wc -l; }
-tmps() { find "$cache" -maxdepth 1 -name ".tmp-*" | wc -l; }
+# all 'CMD' 'CMD'…: one test point for several conditions
+all() { local c; for c in "$@"; do eval "$c" || return 1; done; }
+sets() { find "$cache/" -maxdepth 1 -name "$1-*" -type d | wc -l; }
+tmps() { find "$cache/" -maxdepth 1 -name ".tmp-*" | wc -l; }
 
 hash=$("$PY" "$src/tests/deps/make-wheel.py" cloisterdemo 1.0 "$work/wheels")
 printf '# pinned\ncloisterdemo==1.0 \\\n    --hash=sha256:%s\n    # via nothing\n' "$hash" > "$ws/requirements.lock"
@@ -70,7 +72,7 @@ if "$PY" -m pip --version >/dev/null 2>&1; then
         mkdir -p "$ws/sub" && cp "$ws/requirements.lock" "$ws/sub/r.lock"
         "$bin" --cache-dir="$cache" --python="$work/bin/fake-python" other >"$work/out" 2>"$work/err"; rc=$?
         check "twice: another project with the same lockfile content shares the set (rc $rc)" \
-                [ $rc = 0 ] && [ ! -e "$work/fake-ran" ] && [ "$(sets pip)" = 1 ]
+                all '[ $rc = 0 ]' '[ ! -e "$work/fake-ran" ]' '[ "$(sets pip)" = 1 ]'
         check "twice: ...through its own by-project link" [ "$(readlink "$cache/by-project/other/pip")" = "../../pip-$lock_sha" ]
 
         # --- --check reports without installing ----------------------------------------------
@@ -85,8 +87,8 @@ if "$PY" -m pip --version >/dev/null 2>&1; then
         check "--check: an unmaterialised set is reported missing" grep -q "^pip $cache/pip-$sha2 missing$" "$work/out"
         check "--check: ...and nothing is installed" [ ! -e "$cache/pip-$sha2" ]
         deps demo; rc=$?
-        check "changed: a changed lockfile is materialised (rc $rc)" [ $rc = 0 ] && [ -f "$cache/pip-$sha2/.cloister-complete" ]
-        check "changed: ...into a new directory, the old one untouched" [ -f "$final/cloisterdemo.py" ] && [ "$(sets pip)" = 2 ]
+        check "changed: a changed lockfile is materialised (rc $rc)" all '[ $rc = 0 ]' '[ -f "$cache/pip-$sha2/.cloister-complete" ]'
+        check "changed: ...into a new directory, the old one untouched" all '[ -f "$final/cloisterdemo.py" ]' '[ "$(sets pip)" = 2 ]'
         check "changed: ...and the project's link follows" [ "$(readlink "$cache/by-project/demo/pip")" = "../../pip-$sha2" ]
         check "changed: the new set has the new version" \
                 bash -c "PYTHONPATH='$cache/by-project/demo/pip' '$PY' -c 'import cloisterdemo; print(cloisterdemo.VALUE)' | grep -q 'cloisterdemo 2.0'"
@@ -103,14 +105,14 @@ n_before=$(sets pip)
 check "no hashes: refused (rc $rc)" [ $rc = 1 ]
 check "no hashes: the error names file:line" grep -q "nohash.lock:3: the requirement has no --hash" "$work/err"
 check "no hashes: the installer never ran" [ ! -e "$work/fake-ran" ]
-check "no hashes: no set and no temporary directory" [ "$(sets pip)" = "$n_before" ] && [ "$(tmps)" = 0 ]
+check "no hashes: no set and no temporary directory" all '[ "$(sets pip)" = "$n_before" ]' '[ "$(tmps)" = 0 ]'
 
 # --- a lockfile outside the workspace (through a symlink) is refused ----------------------
 echo "cloisterdemo==1.0 --hash=sha256:$hash" > "$work/outside.lock"
 ln -sf "$work/outside.lock" "$ws/escape.lock"
 project escape Pip=escape.lock
 "$bin" --cache-dir="$cache" --python="$work/bin/fake-python" escape >"$work/out" 2>"$work/err"; rc=$?
-check "escape: a lockfile resolving outside the workspace is refused (rc $rc)" [ $rc = 1 ] && grep -q "outside the workspace" "$work/err"
+check "escape: a lockfile resolving outside the workspace is refused (rc $rc)" all '[ $rc = 1 ]' 'grep -q "outside the workspace" "$work/err"'
 
 # --- a failing installer leaves nothing behind --------------------------------------------
 printf '#!/bin/sh\necho "pip: no such package" >&2\nexit 1\n' > "$work/bin/failing-python"
@@ -143,13 +145,13 @@ started+=("$pid")
 for _ in $(seq 100); do [ -e "$work/slow-started" ] && break; sleep 0.1; done
 check "interrupted: the installer was running" [ -e "$work/slow-started" ]
 kill -KILL -- "-$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
+{ wait "$pid"; } 2>/dev/null
 check "interrupted: no directory under the final name" [ ! -e "$cache/pip-$sha_int" ]
 check "interrupted: the half install is in a .tmp-pip-<sha>- directory" \
         bash -c "ls -d '$cache'/.tmp-pip-$sha_int-* >/dev/null 2>&1"
 if "$PY" -m pip --version >/dev/null 2>&1; then
         deps interrupted; rc=$?
-        check "interrupted: the next run materialises the set (rc $rc)" [ $rc = 0 ] && [ -f "$cache/pip-$sha_int/.cloister-complete" ]
+        check "interrupted: the next run materialises the set (rc $rc)" all '[ $rc = 0 ]' '[ -f "$cache/pip-$sha_int/.cloister-complete" ]'
         check "interrupted: ...without the half install" [ ! -e "$cache/pip-$sha_int/half.py" ]
         check "interrupted: ...and removes the stale temporary directory" [ "$(tmps)" = 0 ]
 else
@@ -189,12 +191,12 @@ json.dump(lock, open(sys.argv[2], "w"), indent=2)
 EOF
 project bad Npm=bad/package-lock.json
 "$bin" --cache-dir="$cache" --npm=/bin/false bad >"$work/out" 2>"$work/err"; rc=$?
-check "npm: a package without integrity is refused (rc $rc)" [ $rc = 1 ] && grep -q 'node_modules/is-number.*integrity' "$work/err"
+check "npm: a package without integrity is refused (rc $rc)" all '[ $rc = 1 ]' 'grep -q "node_modules/is-number.*integrity" "$work/err"'
 
 # --- usage ----------------------------------------------------------------------------------
 "$bin" >/dev/null 2>&1; rc=$?
 check "usage: no project is exit status 2 (rc $rc)" [ $rc = 2 ]
 "$bin" --cache-dir="$cache" nosuch >/dev/null 2>"$work/err"; rc=$?
-check "usage: a missing project is exit status 1 naming it (rc $rc)" [ $rc = 1 ] && grep -q nosuch "$work/err"
+check "usage: a missing project is exit status 1 naming it (rc $rc)" all '[ $rc = 1 ]' 'grep -q nosuch "$work/err"'
 
 tap_done
