@@ -44,6 +44,7 @@ int table_add_row(Table *t, ...) {
 void table_print(const Table *t, const CtlOptions *o, FILE *f) {
         size_t width[t->n_columns];
         size_t first = o->tty ? 0 : 1;      /* piped: no header row */
+        bool bold = o->tty && isatty(fileno(f));  /* --legend into a pipe: no escapes */
 
         memset(width, 0, sizeof width);
         for (size_t i = first * t->n_columns; i < t->n_cells; i++) {
@@ -56,13 +57,13 @@ void table_print(const Table *t, const CtlOptions *o, FILE *f) {
                 bool last = col == t->n_columns - 1;
                 bool header = i < t->n_columns;
 
-                if (header && o->tty)
+                if (header && bold)
                         fputs("\033[1m", f);
                 if (last)
                         fputs(t->cells[i], f);
                 else
                         fprintf(f, "%-*s ", (int) width[col], t->cells[i]);
-                if (header && o->tty)
+                if (header && bold)
                         fputs("\033[0m", f);
                 if (last)
                         fputc('\n', f);

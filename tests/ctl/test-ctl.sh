@@ -81,6 +81,15 @@ check "verify --json: valid JSON, ok=false, per-file problems" \
         json '(not d["ok"]) and {f["name"]: f["ok"] for f in d["files"]}["good"] and not {f["name"]: f["ok"] for f in d["files"]}["broken"]'
 check "verify --json: exit 1 like the text form" test "$rc" = 1
 
+# cloister.conf refused: nothing is generated, every role fails (and $CLOISTER_CONFIG_PATH wins over --root)
+mkdir -p "$work/badconf/roles"
+printf '[Sandbox]\nMemory=infinity\n' > "$work/badconf/cloister.conf"
+cp "$R/good.role" "$work/badconf/roles/"
+run env CLOISTER_CONFIG_PATH="$work/badconf" "$ctl" --root="$root" verify
+check "verify: a refused cloister.conf is reported with file:line and fails every role" \
+        eval 'test $rc = 1 && has "$err" "$work/badconf/cloister.conf:2" && has "$err" "cloister.conf was refused"'
+check "verify: \$CLOISTER_CONFIG_PATH wins over --root= (no fixture role is read)" eval '! has "$err" broken.role'
+
 # --- cat ---
 run C cat good
 check "cat: exit 0 for a generated role" test "$rc" = 0
@@ -122,7 +131,7 @@ check "list: sidecars" eval 'grep -qE "^inference +sidecar " <<<"$out"'
 check "list: projects with their dependency sets" eval 'grep -qE "^webapp +project +ok .*deps:pip" <<<"$out"'
 check "list: a role of a project shows its dependency set as a grant" eval 'grep -qE "^coder +role .*deps:pip" <<<"$out"'
 run C --legend list
-check "list --legend: header line" eval 'head -n1 <<<"$out" | grep -q "NAME.*KIND.*CONFIG.*MODE.*MEMORY.*CPUS.*TASKS.*GRANTS.*STATE"'
+check "list --legend: header line (no escapes into a pipe)" eval 'head -n1 <<<"$out" | grep -q "^NAME  *KIND.*CONFIG.*MODE.*MEMORY.*CPUS.*TASKS.*GRANTS.*STATE"'
 run C --json list
 check "list --json: valid JSON with the role's fields" \
         json '[e for e in d if e["name"] == "good"][0] == {"name": "good", "kind": "role", "config": "ok", "mode": "none", "memory": "1G", "cpus": "1.5", "tasks": "64", "grants": ["service:inference"], "unit": "agent@good.service", "state": "unknown"}'
