@@ -41,48 +41,57 @@ static bool same_file(const char *a, const char *b) {
         return ra && rb && streq(ra, rb);
 }
 
-/* One argument: a file (loaded as given, even outside the configuration directories) or a
- * role or project name. Appends what it selects to *out. */
-static int select_arg(CtlModel *m, const char *arg, Verified **out, size_t *n) {
-        bool found = false;
-        int r = 0;
+static Verified *append(Verified **out, size_t *n) {
+        Verified *v = realloc(*out, sizeof(Verified) * (*n + 1));
 
-        if (looks_like_file(arg)) {
-                const char *suffix = strrchr(arg, '.');
+        if (!v)
+                return NULL;
+        *out = v;
+        return &v[(*n)++];
+}
 
-                if (access(arg, F_OK) < 0)
-                        return log_error_errno(errno, "%s: %m", arg);
-                for (size_t i = 0; i < m->n_roles && !found; i++)
-                        found = same_file(m->roles[i].path, arg);
-                for (size_t i = 0; i < m->n_projects && !found; i++)
-                        found = same_file(m->projects[i].path, arg);
-                if (!found && suffix && streq(suffix, ".project"))
-                        r = ctl_model_add_project(m, arg);
-                else if (!found)
-                        r = ctl_model_add_role(m, arg);   /* role_load refuses anything not *.role */
-                found = false;
-                if (r < 0)
-                        return r;
-        }
+/* A file given by path is loaded as given, even outside the configuration directories,
+ * unless it is one of the files already loaded. */
+static int load_file(CtlModel *m, const char *path) {
+        const char *suffix = strrchr(path, '.');
+
+        if (access(path, F_OK) < 0)
+                return log_error_errno(errno, "%s: %m", path);
         for (size_t i = 0; i < m->n_roles; i++)
-                if (streq(m->roles[i].name, arg) || same_file(m->roles[i].path, arg)) {
-                        Verified *v = realloc(*out, sizeof(Verified) * (*n + 1));
-                        if (!v)
+                if (same_file(m->roles[i].path, path))
+                        return 0;
+        for (size_t i = 0; i < m->n_projects; i++)
+                if (same_file(m->projects[i].path, path))
+                        return 0;
+        if (suffix && streq(suffix, ".project"))
+                return ctl_model_add_project(m, path);
+        return ctl_model_add_role(m, path);     /* role_load refuses anything but *.role */
+}
+
+/* One argument: a file, or a role or project name (both, if a role and a project share it).
+ * Appends what it selects to *out. */
+static int select_arg(CtlModel *m, const char *arg, Verified **out, size_t *n) {
+        bool file = looks_like_file(arg), found = false;
+        Verified *v;
+        int r;
+
+        if (file && (r = load_file(m, arg)) < 0)
+                return r;
+        for (size_t i = 0; i < m->n_roles; i++)
+                if (file ? same_file(m->roles[i].path, arg) : streq(m->roles[i].name, arg)) {
+                        if (!(v = append(out, n)))
                                 return log_oom();
-                        *out = v;
-                        r = verify_role(m, &m->roles[i], &v[(*n)++]);
+                        r = verify_role(m, &m->roles[i], v);
                         if (r < 0)
                                 return r;
                         found = true;
                         break;
                 }
         for (size_t i = 0; i < m->n_projects; i++)
-                if (streq(m->projects[i].name, arg) || same_file(m->projects[i].path, arg)) {
-                        Verified *v = realloc(*out, sizeof(Verified) * (*n + 1));
-                        if (!v)
+                if (file ? same_file(m->projects[i].path, arg) : streq(m->projects[i].name, arg)) {
+                        if (!(v = append(out, n)))
                                 return log_oom();
-                        *out = v;
-                        r = verify_project(&m->projects[i], &v[(*n)++]);
+                        r = verify_project(&m->projects[i], v);
                         if (r < 0)
                                 return r;
                         found = true;
