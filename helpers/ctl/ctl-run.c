@@ -4,7 +4,9 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include "closed-surface.h"
 #include "conf-files.h"
+#include "ctl-model.h"
 #include "ctl-run-unit.h"
 #include "ctl-run.h"
 #include "log.h"
@@ -240,6 +242,32 @@ static char *new_run_id(void) {
         return id;
 }
 
+/* The profile is closed for runs as for agent@ROLE (§6): a role refused for an admin drop-in
+ * that re-opens a closed surface is refused here too, and so is any admin unit file or
+ * drop-in for agent-run@ units (there is no reason to have one). */
+static int check_closed_surfaces(const Role *role) {
+        _cleanup_strv_free_ char **unit_dirs = NULL;
+        ClosedSurfaceIndex idx = {};
+        const char *reason;
+        const char *gen[3] = {};
+        int r;
+
+        if (unit_search_path(gen, &unit_dirs) < 0 || closed_surface_index_build(unit_dirs, ctl_generator_dir(unit_dirs), &idx) < 0)
+                return log_oom();
+        reason = closed_surface_find(&idx, role->name);
+        r = reason ? log_error_errno(EPERM, "Role %s refuses to start: %s; so does a run of it.", role->name, reason) : 0;
+        closed_surface_index_done(&idx);
+        STRV_FOREACH(d, unit_dirs) {
+                _cleanup_(closedir_p) DIR *dir = r >= 0 ? opendir(*d) : NULL;
+                struct dirent *de;
+                while (dir && (de = readdir(dir)))
+                        if (startswith(de->d_name, "agent-run@") || startswith(de->d_name, "agent-.service"))
+                                return log_error_errno(EPERM, "%s/%s: admin units and drop-ins for agent-run@ would re-open the locked profile of runs; refusing to start one.",
+                                                       *d, de->d_name);
+        }
+        return r;
+}
+
 /* A terminal handed into the sandbox could be written to with TIOCSTI: refuse it. */
 static int check_pipe_fds(void) {
         for (int fd = 0; fd <= 2; fd++)
@@ -257,6 +285,9 @@ static int prepare_role(const RunArgs *a, CloisterConf *conf, char * const *dirs
         if (!id)
                 return log_oom();
         r = load_run_role(a->role, conf, dirs, &role);
+        if (r < 0)
+                return r;
+        r = check_closed_surfaces(role);
         if (r < 0)
                 return r;
         r = narrow_role(role, a, conf);
