@@ -3,7 +3,8 @@
 """systemd's own view of what the generator emits, for representative roles.
 
 For each role (network modes none, daemon-only, egress, host; a durable role; a role
-refused by an admin drop-in), the role is generated with the built cloister-generator and
+refused by an admin drop-in; a role of a project with a dependency set, which also gets
+cloister-deps@PROJECT.service), the role is generated with the built cloister-generator and
 installed into a throwaway root as an administrator's units would be:
   $ROOT/etc/systemd/system/agent@.service             the rendered template
   $ROOT/etc/systemd/system/agent@ROLE.service.d/      the generated drop-in
@@ -11,6 +12,7 @@ installed into a throwaway root as an administrator's units would be:
   $ROOT/usr/lib/systemd/system/                       a copy of this host's system units
                                                       (sysinit.target & co. for verify)
   $ROOT/<the template's ExecStart path>               the built cloister-shim
+  $ROOT/<cloister-deps@'s ExecStart path>              the built cloister-deps
 Then
   systemd-analyze verify --root=$ROOT UNIT…    must exit 0 and print nothing at all
                                                (it exits 0 on warnings);
@@ -23,7 +25,7 @@ The man pages named by Documentation= are looked up as they would be once instal
 filtered.
 
 Output is TAP. Usage:
-  analyze.py --generator BIN --template RENDERED --shim BIN [--mandir DIR…] [--keep]
+  analyze.py --generator BIN --template RENDERED --shim BIN --deps BIN [--mandir DIR…] [--keep]
 """
 
 import argparse
@@ -57,10 +59,15 @@ ROLES = {
     "egress": ("[Role]\nExec=/usr/bin/true\n\n[Sandbox]\nNetwork=egress\n", None, {}),
     "host": ("[Role]\nExec=/usr/bin/true\n\n[Sandbox]\nNetwork=host\n", None, {}),
     "durable": ("[Role]\nExec=/usr/bin/true\nDurability=durable\n\n[Install]\nWantedBy=multi-user.target\n", None, {}),
+    "project": ("[Role]\nExec=/usr/bin/true\nProject=webapp\n\n[Sandbox]\nNetwork=none\n", 1.0, {}),
     "refused": ("[Role]\nExec=/usr/bin/true\n", None,
                 {"agent@refused.service.d/10-admin.conf": "[Service]\nPrivateNetwork=no\n"}),
 }
-SECURITY_MODES = ["none", "daemon-only", "egress", "host", "durable"]
+SECURITY_MODES = ["none", "daemon-only", "egress", "host", "durable", "project"]
+# project name → project file; each gets cloister-deps@PROJECT.service (verified, exposure reported)
+PROJECTS = {
+    "webapp": "[Project]\nWorkspace=/srv/projects/webapp\n\n[Dependencies]\nPip=requirements.lock\n",
+}
 
 
 class Tap:
@@ -138,10 +145,14 @@ def generate(opts, tmp, tap):
     units = os.path.join(tmp, "admin-units")   # the admin's unit directory, as in /etc/systemd/system
     gen = os.path.join(tmp, "generator")
     os.makedirs(os.path.join(conf, "roles"))
+    os.makedirs(os.path.join(conf, "projects"))
     os.makedirs(units)
     os.makedirs(gen)
     with open(os.path.join(conf, "cloister.conf"), "w") as f:
         f.write(CONF)
+    for name, text in PROJECTS.items():
+        with open(os.path.join(conf, "projects", name + ".project"), "w") as f:
+            f.write(text)
     for name, (text, _, dropins) in ROLES.items():
         with open(os.path.join(conf, "roles", name + ".role"), "w") as f:
             f.write(text)
@@ -177,6 +188,12 @@ def build_root(opts, tmp, units, gen, shim_path, tap):
                 os.symlink(os.readlink(src), os.path.join(etc, entry))
             else:
                 shutil.copyfile(src, os.path.join(etc, entry))
+    for name in PROJECTS:
+        deps_path = template_shim(os.path.join(gen, f"cloister-deps@{name}.service"))
+        deps_in_root = os.path.join(root, deps_path.lstrip("/"))
+        os.makedirs(os.path.dirname(deps_in_root), exist_ok=True)
+        shutil.copyfile(opts.deps, deps_in_root)
+        os.chmod(deps_in_root, 0o755)
     shim_in_root = os.path.join(root, shim_path.lstrip("/"))
     os.makedirs(os.path.dirname(shim_in_root), exist_ok=True)
     shutil.copyfile(opts.shim, shim_in_root)
@@ -191,10 +208,11 @@ def main():
     ap.add_argument("--generator", required=True)
     ap.add_argument("--template", required=True)
     ap.add_argument("--shim", required=True)
+    ap.add_argument("--deps", required=True)
     ap.add_argument("--mandir", action="append", default=[])
     ap.add_argument("--keep", action="store_true")
     opts = ap.parse_args()
-    for a in ("generator", "template", "shim"):
+    for a in ("generator", "template", "shim", "deps"):
         setattr(opts, a, os.path.abspath(getattr(opts, a)))
 
     analyze = shutil.which("systemd-analyze")
@@ -229,6 +247,19 @@ def main():
                 tap.point(rc == 0 and not out and not err,
                           f"systemd-analyze verify {' '.join(mounts)}: exit 0, no output (exit {rc})",
                           f"stdout:\n{out}\nstderr:\n{err}")
+
+        for name in PROJECTS:
+            unit = f"cloister-deps@{name}.service"
+            rc, out, err = run([analyze, "verify", f"--root={root}", unit], env=env)
+            tap.point(rc == 0 and not out and not err,
+                      f"systemd-analyze verify {unit}: exit 0, no output (exit {rc})",
+                      f"stdout:\n{out}\nstderr:\n{err}")
+            rc, out, err = run([analyze, "security", "--offline=yes", f"--root={root}", "--no-pager", unit], env=env)
+            m = re.search(r"Overall exposure level for " + re.escape(unit) + r": (\d+\.\d+)", out)
+            exposed = "\n".join(l for l in out.splitlines() if l.startswith("✗"))
+            tap.point(rc == 0 and m is not None,
+                      f"systemd-analyze security {unit} (the egress step): exposure {m.group(1) if m else '?'} (reported, no threshold)",
+                      f"exit {rc}\n{exposed}\n{err}", always=True)
 
         for name in SECURITY_MODES:
             unit = f"agent@{name}.service"
