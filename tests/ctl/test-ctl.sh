@@ -89,6 +89,9 @@ run env CLOISTER_CONFIG_PATH="$work/badconf" "$ctl" --root="$root" verify
 check "verify: a refused cloister.conf is reported with file:line and fails every role" \
         eval 'test $rc = 1 && has "$err" "$work/badconf/cloister.conf:2" && has "$err" "cloister.conf was refused"'
 check "verify: \$CLOISTER_CONFIG_PATH wins over --root= (no fixture role is read)" eval '! has "$err" broken.role'
+run env CLOISTER_CONFIG_PATH="$work/badconf" "$ctl" --root="$root" doctor
+check "doctor: a refused cloister.conf is broken, with its file:line, and the role is not generated" \
+        eval 'test $rc = 1 && has "$out" "cloister.conf: $work/badconf/cloister.conf:2" && grep -qE "^good +role +broken +refused " <<<"$out"'
 
 # --- cat ---
 run C cat good
