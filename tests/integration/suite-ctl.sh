@@ -95,6 +95,10 @@ else
         diag "$(diff <(echo "$mine") <(echo "$theirs") | head -20)"
 fi
 
+run cloisterctl cat coder
+check "cat: a role of a project with a dependency set, identical to systemctl cat" \
+        test "$out" = "$(systemctl cat agent@coder.service 2>&1)"
+
 # --- doctor ---------------------------------------------------------------------------------
 run cloisterctl doctor
 check "doctor: exit 1 with broken roles and projects" test "$rc" = 1
