@@ -103,6 +103,29 @@ int ctl_check_broker_socket(const Role *role, const CloisterConf *conf, char ***
         return 0;
 }
 
+/* The lockfile rules cloister-deps applies before any installer runs (hash-pinned pip
+ * requirements, npm integrity hashes): a lockfile it would refuse never materialises. */
+static int check_lockfile(const Project *p, DepsEcosystem e, char ***problems) {
+        _cleanup_free_ char *lockfile = project_lockfile_path(p, e), *host = NULL;
+        _cleanup_strv_free_ char **errors = NULL;
+        int r;
+
+        if (!lockfile || !(host = ctl_root_path(lockfile)))
+                return log_oom();
+        ctl_collect_errors_begin(&errors);
+        r = deps_check_lockfile(e, host);
+        ctl_collect_errors_end();
+        if (r >= 0)
+                return 0;
+        if (!errors)
+                return problem(problems, p->path, deps_ecosystem_key(e), NULL,
+                               strprintf("lockfile %s is refused (%s)", lockfile, strerror(-r)));
+        STRV_FOREACH(err, errors)
+                if (strv_extend(problems, *err) < 0)
+                        return log_oom();
+        return 0;
+}
+
 /* A set is materialised when the cache directory named by its lockfile's hash is complete
  * (deps_materialised()): a changed lockfile names a new directory, so a stale set counts as
  * missing. */
@@ -128,6 +151,9 @@ static int check_deps_set(const Project *p, DepsEcosystem e, char ***problems) {
         if (r < 0)
                 return problem(problems, p->path, key, NULL,
                                strprintf("lockfile %s/%s cannot be read (%s)", p->workspace, p->lockfiles[e], strerror(-r)));
+        r = check_lockfile(p, e, problems);
+        if (r < 0)
+                return r;
         if (!deps_materialised(dir))
                 return problem(problems, p->path, key, NULL,
                                strprintf("dependency set not materialised: %s is missing (see cloister-deps@%s.service)",

@@ -7,13 +7,21 @@ static void collect(int level, const char *message, void *userdata) {
         (void) strv_extend(userdata, message);
 }
 
-/* Runs with every warning and error going into *errors; returns what `r` was. */
+void ctl_collect_errors_begin(char ***errors) {
+        log_set_sink(collect, LOG_ERR, errors);
+}
+
+void ctl_collect_errors_end(void) {
+        log_set_sink(NULL, 0, NULL);
+}
+
+/* Runs `call` with its errors going into *errors; returns what it returned. */
 #define COLLECTING(errors, call)                                        \
         ({                                                              \
                 int _r;                                                 \
-                log_set_sink(collect, LOG_ERR, (errors));               \
+                ctl_collect_errors_begin(errors);                       \
                 _r = (call);                                            \
-                log_set_sink(NULL, 0, NULL);                            \
+                ctl_collect_errors_end();                               \
                 _r;                                                     \
         })
 

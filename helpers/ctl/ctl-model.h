@@ -45,6 +45,11 @@ typedef struct CtlModel {
         ClosedSurfaceIndex closed;
 } CtlModel;
 
+/* Between begin and end, errors that lib/ logs are appended to *errors instead of printed:
+ * the reasons the generator's own functions give for refusing a file. */
+void ctl_collect_errors_begin(char ***errors);
+void ctl_collect_errors_end(void);
+
 int ctl_model_load(CtlModel *m);
 void ctl_model_done(CtlModel *m);
 

@@ -60,6 +60,8 @@ check "verify: a missing ReadOnlyMount= host path names its line" \
         has "$err" "$R/nomount.role:6: ReadOnlyMount=: /srv/absent does not exist"
 check "verify: an unmaterialised dependency set names the project's Pip= line" \
         has "$err" "$root/etc/cloister/projects/webapp.project:5: Pip=: dependency set not materialised"
+check "verify: a lockfile cloister-deps would refuse (no --hash) is reported with its file:line" \
+        has "$err" "$root/srv/unpinned/requirements.lock:1: the requirement has no --hash=sha256"
 check "verify: good, daemon (broker socket present) and done (materialised) are not reported" \
         eval '! grep -qE "good.role|daemon.role|done.project" <<<"$err"'
 run C verify good daemon done
@@ -167,7 +169,7 @@ else
 fi
 # a healthy tree: only the roles and projects without problems
 for f in broken reopen nosock nomount coder; do rm "$R/$f.role"; done
-rm "$root/etc/cloister/projects/webapp.project"
+rm "$root/etc/cloister/projects/webapp.project" "$root/etc/cloister/projects/unpinned.project"
 run C doctor
 check "doctor: exit 0 when nothing is broken" test "$rc" = 0
 run env CLOISTER_SYSTEMD_ANALYZE=/nonexistent "$ctl" --root="$root" doctor --json
