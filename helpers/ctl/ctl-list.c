@@ -77,7 +77,7 @@ static int project_entry(const CtlProject *c, Entry *e) {
 }
 
 static int sidecar_entry(const CtlSidecar *c, Entry *e) {
-        *e = (Entry) { .name = c->name, .kind = "sidecar", .unit = strprintf("sidecar@%s.service", c->name) };
+        *e = (Entry) { .name = c->name, .kind = "sidecar", .unit = strprintf("sidecar@%s.socket", c->name) };
         return e->unit ? 0 : -ENOMEM;
 }
 
