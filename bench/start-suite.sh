@@ -53,6 +53,7 @@ mapfile -t same_props < <(systemctl cat agent@bench.service | awk '
         sec == "[Unit]" && /^RequiresMountsFor=/ { print "-p"; print }')
 shim_line=$(systemctl cat agent@bench.service | sed -n 's/^ExecStart=\(..*\)$/\1/p' | tail -1)
 eval "shim_argv=( $shim_line )"
+diag "load average at start: $(cat /proc/loadavg)"
 diag "systemd: $(systemctl --version | head -1); $(nproc) CPU(s); $ITER samples after $WARM warm-up rounds, interleaved; passes: back-to-back, spaced by $GAP s"
 diag "same-props: ${same_props[*]}"
 diag "shim: ${shim_argv[*]}"
@@ -80,8 +81,14 @@ else
         diag "podman or runc is not installed"
 fi
 
+# Until the role's mount units are inactive with no job queued: a start while their
+# StopWhenUnneeded= stop job is still queued is refused as a destructive transaction.
 wait_inactive() { # UNIT…
         local u i s
+        for (( i = 0; i < 500; i++ )); do
+                systemctl list-jobs --no-legend 2>/dev/null | grep -q 'run-cloister-' || break
+                sleep 0.02
+        done
         for u in "$@"; do
                 for (( i = 0; i < 500; i++ )); do
                         s=$(systemctl show -P ActiveState "$u")
@@ -162,6 +169,7 @@ report() { # PASS DESCRIPTION
 
 run_pass back-to-back 0
 run_pass spaced "$GAP"
+diag "load average at the end: $(cat /proc/loadavg)"
 report back-to-back "each sample right after the previous one finished"
 report spaced "$GAP s of quiet before each sample"
 [ -s "$ERR" ] && head -20 "$ERR" | while read -r l; do diag "stderr: $l"; done

@@ -257,8 +257,10 @@ int run_unit_start(const RunUnit *u) {
                 log_error_errno(r, "Cannot subscribe to systemd's signals: %m");
                 goto finish;
         }
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
+        if (u->wait) { /* without --wait, Ctrl-C just leaves the run running */
+                sigaction(SIGINT, &sa, NULL);
+                sigaction(SIGTERM, &sa, NULL);
+        }
 
         r = start_transient(bus, u, &job);
         if (r < 0)
