@@ -55,7 +55,7 @@ all() { local c; for c in "$@"; do eval "$c" || return 1; done; }
 get() { sed -n "s/^$1=//p" /srv/out/deps/report.txt; }
 
 # --- the generated unit ----------------------------------------------------------------
-check "generator: cloister-deps@proj.service exists" systemctl cat cloister-deps@proj.service >/dev/null
+check "generator: cloister-deps@proj.service exists" bash -c 'systemctl cat cloister-deps@proj.service >/dev/null'
 check "generator: ...with the admin's drop-in" bash -c 'systemctl cat cloister-deps@proj.service | grep -q PIP_FIND_LINKS'
 check "generator: agent@importer requires and orders after it" bash -c \
         'systemctl show -P Requires agent@importer.service | grep -qw cloister-deps@proj.service &&
