@@ -80,23 +80,11 @@ static int write_role(const GeneratorOutput *o, const Role *role, const Cloister
 static int write_refusal(const GeneratorOutput *o, const char *role_name, const char *source,
                          const char *reason) {
         _cleanup_free_ char *dropin = strprintf("agent@%s.service.d/50-cloister.conf", role_name);
-        _cleanup_free_ char *arg = strprintf("--refuse=%s", reason), *q = NULL;
         UnitSettings s = {};
         int r;
 
-        if (!dropin || !arg || !(q = unit_exec_quote(arg)))
+        if (!dropin || profile_refusal(role_name, source, reason, &s) < 0)
                 return log_oom();
-        r = unit_settings_add(&s, "Unit", "SourcePath", source);
-        if (r >= 0)
-                r = unit_settings_add(&s, "Service", "ExecStart", "");
-        if (r >= 0)
-                r = unit_settings_addf(&s, "Service", "ExecStart", "%s --role=%s %s", CLOISTER_SHIM_PATH, role_name, q);
-        if (r >= 0)
-                r = unit_settings_add(&s, "Service", "RestartPreventExitStatus", CLOISTER_EXIT_TERMINAL_LIST);
-        if (r < 0) {
-                unit_settings_done(&s);
-                return log_oom();
-        }
         r = generator_write_unit(o, dropin, source, &s);
         unit_settings_done(&s);
         return r;
@@ -243,6 +231,8 @@ int generator_run(const char *dirs[3]) {
         if (sidecar_set_load(config_dirs, conf, &sidecars, &rejected) < 0)
                 rejected = true;
         r = generate_roles(&o, config_dirs, conf, &idx, &sidecars);
+        if (generate_projects(&o, config_dirs) != 0)
+                r = 1;
         if (sidecar_set_write(&o, &sidecars) != 0 || rejected)
                 r = 1;
         if (write_broker_dropins(&o, conf, conf->path ?: "cloister.conf") < 0)

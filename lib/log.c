@@ -8,6 +8,15 @@ static LogTarget log_target = LOG_TARGET_STDERR;
 static const char *log_prefix;
 static int log_max_level = LOG_INFO;
 static int kmsg_fd = -1;
+static LogSink log_sink;
+static int log_sink_level;
+static void *log_sink_userdata;
+
+void log_set_sink(LogSink sink, int level, void *userdata) {
+        log_sink = sink;
+        log_sink_level = level;
+        log_sink_userdata = userdata;
+}
 
 void log_set_target(LogTarget t) {
         log_target = t;
@@ -49,6 +58,11 @@ int log_internal(int level, int error, const char *fmt, ...) {
         va_end(ap);
         errno = saved;
 
+        if (log_sink) {
+                if (level <= log_sink_level)
+                        log_sink(level, buf, log_sink_userdata);
+                return -error;
+        }
         if (log_target == LOG_TARGET_KMSG && kmsg_fd >= 0)
                 dprintf(kmsg_fd, "<%d>%s[%d]: %s\n", LOG_DAEMON | level,
                         strempty(log_prefix), (int) getpid(), buf);

@@ -13,6 +13,11 @@ void log_set_target(LogTarget t);
 void log_set_prefix(const char *prefix);
 void log_set_max_level(int level);
 
+/* Hands every message at `level` or more severe to `sink` instead of printing it (NULL: print
+ * again). cloisterctl collects the reasons a file was refused this way. */
+typedef void (*LogSink)(int level, const char *message, void *userdata);
+void log_set_sink(LogSink sink, int level, void *userdata);
+
 /* Logs and returns -abs(error); %m in the format means strerror(error). */
 int log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 

@@ -2,10 +2,12 @@
 #include <ctype.h>
 
 #include "cmdline.h"
+#include "deps.h"
 #include "exit-status.h"
 #include "log.h"
 #include "policy.h"
 #include "profile.h"
+#include "project.h"
 
 /* Every agent, whatever its mode: the most closed state (mode "none"). A role's drop-in only
  * adds what its keys grant. */
@@ -144,8 +146,9 @@ static const ProfileRow mode_rows[_NETWORK_MODE_MAX][6] = {
         },
 };
 
+/* A run's /tmp is its own, not its role's: runs of one role may overlap. */
 char *profile_tmp_path(const Role *role, const char *which) {
-        return strprintf("/run/cloister/%s/%s", which, role->name);
+        return strprintf("/run/cloister/%s/%s", which, role->run_instance ?: role->name);
 }
 
 int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
@@ -261,6 +264,17 @@ static int add_exec_start(UnitSettings *s, const Role *role, const CloisterConf 
                 }
                 fprintf(f, " --setenv=%s=/run/cloister/services/%s/service.sock", var, *svc);
         }
+        for (DepsEcosystem e = 0; e < _DEPS_ECOSYSTEM_MAX; e++) {
+                _cleanup_free_ char *link = role->deps[e] ? deps_project_link(NULL, role->project, e) : NULL;
+                if (!role->deps[e])
+                        continue;
+                if (!link) {
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                fprintf(f, " --expect-mount=%s=%s:" DEPS_SANDBOX_DIR "/%s --setenv=%s=%s", deps_ecosystem_key(e), link,
+                        deps_ecosystem_to_string(e), deps_ecosystem_env_name(e), deps_ecosystem_env_value(e));
+        }
         STRV_FOREACH(e, role->environment) {
                 _cleanup_free_ char *arg = strprintf("--setenv=%s", *e), *q = NULL;
                 if (!arg || !(q = unit_exec_quote(arg))) {
@@ -319,6 +333,39 @@ static int add_mount_ordering(UnitSettings *s, const Role *role) {
         return r;
 }
 
+/* The project's dependency sets (§10): materialised by cloister-deps@<project>.service before
+ * the agent starts, bound read-only through the stable by-project link (the generator cannot
+ * hash a lockfile on a workspace that is not mounted yet). The agent keeps its own network
+ * mode: only the daemon-side unit has egress. */
+static int add_deps(UnitSettings *s, const Role *role) {
+        _cleanup_free_ char *unit = NULL;
+        bool any = false;
+        int r = 0;
+
+        for (DepsEcosystem e = 0; e < _DEPS_ECOSYSTEM_MAX && r >= 0; e++) {
+                _cleanup_free_ char *link = NULL;
+                if (!role->deps[e])
+                        continue;
+                any = true;
+                link = deps_project_link(NULL, role->project, e);
+                if (!link)
+                        return -ENOMEM;
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:" DEPS_SANDBOX_DIR "/%s",
+                                       link, deps_ecosystem_to_string(e));
+        }
+        if (r < 0 || !any)
+                return r;
+        unit = project_deps_unit(role->project);
+        if (!unit)
+                return -ENOMEM;
+        r = unit_settings_add(s, "Unit", "Requires", unit);
+        if (r >= 0)
+                r = unit_settings_add(s, "Unit", "After", unit);
+        if (r >= 0)
+                r = unit_settings_add(s, "Unit", "RequiresMountsFor", DEPS_CACHE_DIR);
+        return r;
+}
+
 /* Role mounts are bound with "-" (a missing source does not stop namespace setup, whose
  * error would name only the target); the shim then refuses to start the agent if any is
  * not mounted, naming the role key and the missing source. */
@@ -359,6 +406,8 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
         STRV_FOREACH(svc, role->services)
                 if (r >= 0)
                         r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-/run/cloister/services/%s", *svc);
+        if (r >= 0)
+                r = add_deps(s, role);
         return r;
 }
 
@@ -431,6 +480,28 @@ int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) 
                 r = add_identity_and_durability(&s, role);
         if (r >= 0 && role->gpus)
                 r = profile_add_gpus(&s, role->gpus, role->path);
+        if (r < 0) {
+                unit_settings_done(&s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+int profile_refusal(const char *role_name, const char *source, const char *reason, UnitSettings *ret) {
+        _cleanup_free_ char *arg = strprintf("--refuse=%s", reason), *q = NULL;
+        UnitSettings s = {};
+        int r;
+
+        if (!arg || !(q = unit_exec_quote(arg)))
+                return -ENOMEM;
+        r = unit_settings_add(&s, "Unit", "SourcePath", source);
+        if (r >= 0)
+                r = unit_settings_add(&s, "Service", "ExecStart", "");
+        if (r >= 0)
+                r = unit_settings_addf(&s, "Service", "ExecStart", "%s --role=%s %s", CLOISTER_SHIM_PATH, role_name, q);
+        if (r >= 0)
+                r = unit_settings_add(&s, "Service", "RestartPreventExitStatus", CLOISTER_EXIT_TERMINAL_LIST);
         if (r < 0) {
                 unit_settings_done(&s);
                 return r;

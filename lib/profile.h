@@ -44,6 +44,9 @@ int profile_add_start_check(UnitSettings *s, const char *test, const char *messa
  * node a start check in the sandbox, so that a missing one fails the start naming it.
  * `source` is for warnings. */
 int profile_add_gpus(UnitSettings *s, const char *gpus, const char *source);
+/* The drop-in of a role that an admin drop-in re-opens (§6): its only job is to make the
+ * shim refuse with `reason`, so that "systemctl start" fails with it in the journal. */
+int profile_refusal(const char *role_name, const char *source, const char *reason, UnitSettings *ret);
 
 /* The host-side, size-capped tmpfs that a role's /tmp (and /var/tmp) is bound from:
  * DynamicUser= forces PrivateTmp= on systemd 252, which overrides TemporaryFileSystem=, so

@@ -14,6 +14,8 @@ Project *project_free(Project *p) {
         free(p->name);
         free(p->path);
         free(p->workspace);
+        for (size_t i = 0; i < ELEMENTSOF(p->lockfiles); i++)
+                free(p->lockfiles[i]);
         return mfree(p);
 }
 
@@ -25,8 +27,18 @@ static int parse_workspace(const ConfAssignment *a, void *data) {
         return conf_parse_path(a, data);
 }
 
+static int parse_lockfile(const ConfAssignment *a, void *data) {
+        const char *reason = deps_lockfile_path_check(a->value);
+
+        if (!isempty(a->value) && reason)
+                return conf_invalid(a, reason);
+        return conf_parse_string(a, data);
+}
+
 static const ConfKey project_table[] = {
-        { "Project", "Workspace", parse_workspace, offsetof(Project, workspace), 0 },
+        { "Project",      "Workspace", parse_workspace, offsetof(Project, workspace), 0 },
+        { "Dependencies", "Pip",       parse_lockfile,  offsetof(Project, lockfiles[DEPS_PIP]), 0 },
+        { "Dependencies", "Npm",       parse_lockfile,  offsetof(Project, lockfiles[DEPS_NPM]), 0 },
 };
 
 typedef struct ProjectParse {
@@ -40,9 +52,6 @@ static int project_handler(void *userdata, const char *path, unsigned line,
         ConfAssignment a = { path, line, section, key, value };
 
         if (!key) {
-                if (streq(section, "Dependencies"))
-                        return log_error_errno(EOPNOTSUPP, "%s:%u: [Dependencies] is not supported by this version of cloister; refusing the file.",
-                                               path, line);
                 if (!conf_table_has_section(project_table, ELEMENTSOF(project_table), section))
                         return log_error_errno(EINVAL, "%s:%u: Unknown section [%s]; refusing the file.",
                                                path, line, section);
@@ -92,4 +101,21 @@ int project_find_and_load(char * const *dirs, const char *name, Project **ret) {
         if (!path)
                 return log_error_errno(ENOENT, "Project \"%s\" not found (no %s in the configuration directories).", name, fn);
         return project_load(path, ret);
+}
+
+bool project_has_deps(const Project *p) {
+        for (size_t i = 0; i < ELEMENTSOF(p->lockfiles); i++)
+                if (p->lockfiles[i])
+                        return true;
+        return false;
+}
+
+char *project_lockfile_path(const Project *p, DepsEcosystem e) {
+        if (e < 0 || e >= _DEPS_ECOSYSTEM_MAX || !p->lockfiles[e])
+                return NULL;
+        return strprintf("%s/%s", p->workspace, p->lockfiles[e]);
+}
+
+char *project_deps_unit(const char *name) {
+        return strprintf("cloister-deps@%s.service", name);
 }

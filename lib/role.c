@@ -14,6 +14,7 @@ Role *role_free(Role *r) {
                 return NULL;
         free(r->name);
         free(r->path);
+        free(r->run_instance);
         free(r->description);
         free(r->exec);
         strv_free(r->argv);
@@ -228,6 +229,16 @@ static int role_validate(RoleParse *p, const CloisterConf *conf, char * const *d
                         return log_error_errno(k, "%s:%u: Project=%s cannot be used; refusing the file.",
                                                r->path, key_line(p, "Project"), r->project);
                 r->workspace = TAKE_PTR(proj->workspace);
+                for (DepsEcosystem e = 0; e < _DEPS_ECOSYSTEM_MAX; e++) {
+                        const char *var = deps_ecosystem_env_name(e);
+                        size_t l = strlen(var);
+                        r->deps[e] = proj->lockfiles[e] != NULL;
+                        /* the project's set owns the variable: no silent override */
+                        STRV_FOREACH(env, r->environment)
+                                if (r->deps[e] && strncmp(*env, var, l) == 0 && (*env)[l] == '=')
+                                        return log_error_errno(EINVAL, "%s:%u: Project=%s: the project's [Dependencies] %s= sets %s, which Environment= sets too; refusing the file.",
+                                                               r->path, key_line(p, "Project"), r->project, deps_ecosystem_key(e), var);
+                }
         }
         return 0;
 }

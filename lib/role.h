@@ -3,6 +3,7 @@
 
 #include "cloister-conf.h"
 #include "sandbox-keys.h"
+#include "deps.h"
 
 typedef enum Durability {
         DURABILITY_TRANSIENT,
@@ -13,6 +14,8 @@ typedef enum Durability {
 typedef struct Role {
         char *name;
         char *path;
+        /* cloisterctl run: "ROLE.ID", the instance of agent-run@ROLE.ID.service; NULL for agent@ */
+        char *run_instance;
 
         /* [Role] */
         char *description;
@@ -52,6 +55,7 @@ typedef struct Role {
 
         /* from the project file, if any */
         char *workspace;
+        bool deps[_DEPS_ECOSYSTEM_MAX];  /* the project declares this dependency set */
 } Role;
 
 Role *role_free(Role *r);

@@ -3,7 +3,8 @@
 """systemd's own view of what the generator emits, for representative roles and sidecars.
 
 For each role (network modes none, daemon-only, egress, host; a durable role; a role
-refused by an admin drop-in), the role is generated with the built cloister-generator and
+refused by an admin drop-in; a role of a project with a dependency set, which also gets
+cloister-deps@PROJECT.service), the role is generated with the built cloister-generator and
 installed into a throwaway root as an administrator's units would be:
   $ROOT/etc/systemd/system/agent@.service             the rendered template
   $ROOT/etc/systemd/system/agent@ROLE.service.d/      the generated drop-in
@@ -11,6 +12,7 @@ installed into a throwaway root as an administrator's units would be:
   $ROOT/usr/lib/systemd/system/                       a copy of this host's system units
                                                       (sysinit.target & co. for verify)
   $ROOT/<the template's ExecStart path>               the built cloister-shim
+  $ROOT/<cloister-deps@'s ExecStart path>              the built cloister-deps
 Then
   systemd-analyze verify --root=$ROOT UNIT…    must exit 0 and print nothing at all
                                                (it exits 0 on warnings);
@@ -28,7 +30,7 @@ The man pages named by Documentation= are looked up as they would be once instal
 filtered.
 
 Output is TAP. Usage:
-  analyze.py --generator BIN --template RENDERED --shim BIN --sidecar BIN [--mandir DIR…] [--keep]
+  analyze.py --generator BIN --template RENDERED --shim BIN --sidecar BIN --deps BIN [--mandir DIR…] [--keep]
 """
 
 import argparse
@@ -63,10 +65,15 @@ ROLES = {
     "host": ("[Role]\nExec=/usr/bin/true\n\n[Sandbox]\nNetwork=host\n", None, {}),
     "durable": ("[Role]\nExec=/usr/bin/true\nDurability=durable\n\n[Install]\nWantedBy=multi-user.target\n", None, {}),
     "gpu": ("[Role]\nExec=/usr/bin/true\n\n[Sandbox]\nNetwork=none\nGPUs=0\nJIT=yes\n", None, {}),
+    "project": ("[Role]\nExec=/usr/bin/true\nProject=webapp\n\n[Sandbox]\nNetwork=none\n", 1.0, {}),
     "refused": ("[Role]\nExec=/usr/bin/true\n", None,
                 {"agent@refused.service.d/10-admin.conf": "[Service]\nPrivateNetwork=no\n"}),
 }
-SECURITY_MODES = ["none", "daemon-only", "egress", "host", "durable", "gpu"]
+SECURITY_MODES = ["none", "daemon-only", "egress", "host", "durable", "gpu", "project"]
+# project name → project file; each gets cloister-deps@PROJECT.service (verified, exposure reported)
+PROJECTS = {
+    "webapp": "[Project]\nWorkspace=/srv/projects/webapp\n\n[Dependencies]\nPip=requirements.lock\n",
+}
 
 # sidecar name → (sidecar file text, exposure threshold for the proxy and the runtime). The
 # runtime's program must exist in the root for verify: RUNTIME_EXEC is a copy of /bin/true.
@@ -159,10 +166,14 @@ def generate(opts, tmp, tap):
     for name, (text, _) in SIDECARS.items():
         with open(os.path.join(conf, "sidecars", name + ".sidecar"), "w") as f:
             f.write(text)
+    os.makedirs(os.path.join(conf, "projects"))
     os.makedirs(units)
     os.makedirs(gen)
     with open(os.path.join(conf, "cloister.conf"), "w") as f:
         f.write(CONF)
+    for name, text in PROJECTS.items():
+        with open(os.path.join(conf, "projects", name + ".project"), "w") as f:
+            f.write(text)
     for name, (text, _, dropins) in ROLES.items():
         with open(os.path.join(conf, "roles", name + ".role"), "w") as f:
             f.write(text)
@@ -223,6 +234,8 @@ def build_root(opts, tmp, units, gen, shim_path, tap):
     install_binary(root, RUNTIME_EXEC, shutil.which("true") or "/bin/true")
     # the start checks of ReadOnlyMount= sources and GPU nodes (ExecStartPre=/bin/sh -c …)
     install_binary(root, "/bin/sh", os.path.realpath(shutil.which("sh") or "/bin/sh"))
+    for name in PROJECTS:
+        install_binary(root, template_shim(os.path.join(gen, f"cloister-deps@{name}.service")), opts.deps)
     if not host:
         tap.diag("no system unit directory with sysinit.target on this host; verify will say so")
     return root
@@ -249,10 +262,11 @@ def main():
     ap.add_argument("--template", required=True)
     ap.add_argument("--shim", required=True)
     ap.add_argument("--sidecar", required=True, help="the built cloister-sidecar")
+    ap.add_argument("--deps", required=True, help="the built cloister-deps")
     ap.add_argument("--mandir", action="append", default=[])
     ap.add_argument("--keep", action="store_true")
     opts = ap.parse_args()
-    for a in ("generator", "template", "shim", "sidecar"):
+    for a in ("generator", "template", "shim", "sidecar", "deps"):
         setattr(opts, a, os.path.abspath(getattr(opts, a)))
 
     analyze = shutil.which("systemd-analyze")
@@ -296,6 +310,18 @@ def main():
                       f"stdout:\n{out}\nstderr:\n{err}")
             for unit in units[1:]:
                 security(tap, analyze, root, env, unit, f"sidecar {name}", threshold)
+        for name in PROJECTS:
+            unit = f"cloister-deps@{name}.service"
+            rc, out, err = run([analyze, "verify", f"--root={root}", unit], env=env)
+            tap.point(rc == 0 and not out and not err,
+                      f"systemd-analyze verify {unit}: exit 0, no output (exit {rc})",
+                      f"stdout:\n{out}\nstderr:\n{err}")
+            rc, out, err = run([analyze, "security", "--offline=yes", f"--root={root}", "--no-pager", unit], env=env)
+            m = re.search(r"Overall exposure level for " + re.escape(unit) + r": (\d+\.\d+)", out)
+            exposed = "\n".join(l for l in out.splitlines() if l.startswith("✗"))
+            tap.point(rc == 0 and m is not None,
+                      f"systemd-analyze security {unit} (the egress step): exposure {m.group(1) if m else '?'} (reported, no threshold)",
+                      f"exit {rc}\n{exposed}\n{err}", always=True)
 
         for name in SECURITY_MODES:
             security(tap, analyze, root, env, f"agent@{name}.service", f"mode {name}", ROLES[name][1])

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lib/project.c: projects/<name>.project (§10). Workspace= is required and must be a place a
- * sandbox may write to; [Dependencies] is refused by this version rather than ignored. */
+ * sandbox may write to; [Dependencies] Pip=/Npm= name lockfiles relative to the workspace. */
 
 #include "conf-files.h"
 #include "project.h"
@@ -66,13 +66,57 @@ static void test_good(void) {
         load_done(&l);
 }
 
+static void test_dependencies(void) {
+        Load l = load("deps.project", "[Project]\nWorkspace=/srv/projects/deps\n[Dependencies]\n"
+                                      "Pip=requirements.lock\nNpm=web/package-lock.json\n");
+        char *s;
+
+        is_int(l.r, 0, "a project with [Dependencies] Pip= and Npm= is accepted");
+        is_str(l.err, "", "...and logs nothing");
+        if (l.project) {
+                is_str(l.project->lockfiles[DEPS_PIP], "requirements.lock", "Pip= is read");
+                is_str(l.project->lockfiles[DEPS_NPM], "web/package-lock.json", "Npm= is read");
+                ok(project_has_deps(l.project), "project_has_deps() is true");
+                s = project_lockfile_path(l.project, DEPS_NPM);
+                is_str(s, "/srv/projects/deps/web/package-lock.json", "the lockfile path is under the workspace");
+                free(s);
+                s = project_deps_unit(l.project->name);
+                is_str(s, "cloister-deps@deps.service", "the materialising unit is cloister-deps@<project>.service");
+                free(s);
+        }
+        load_done(&l);
+
+        l = load("pipreset.project", "[Project]\nWorkspace=/srv/projects/p\n[Dependencies]\nPip=\n");
+        ok(l.r == 0 && l.project && !project_has_deps(l.project) && !project_lockfile_path(l.project, DEPS_PIP),
+           "an empty Pip= declares no set");
+        load_done(&l);
+
+        l = load("nodeps.project", "[Project]\nWorkspace=/srv/projects/n\n[Dependencies]\n");
+        ok(l.r == 0 && l.project && !project_has_deps(l.project), "an empty [Dependencies] section declares no set");
+        load_done(&l);
+}
+
 static void test_refused(void) {
         check_refused("Workspace= missing", "empty.project", "[Project]\n", 0, "Workspace=");
         check_refused("an empty file", "nothing.project", "", 0, "Workspace=");
         check_refused("Workspace= empty", "emptyval.project", "[Project]\nWorkspace=\n", 0, "Workspace=");
-        check_refused("[Dependencies] is unsupported", "deps.project",
-                      "[Project]\nWorkspace=/srv/projects/deps\n[Dependencies]\nPip=requirements.lock\n",
-                      3, "[Dependencies]");
+        check_refused("an absolute Pip=", "abs.project",
+                      "[Project]\nWorkspace=/srv/projects/a\n[Dependencies]\nPip=/etc/requirements.lock\n", 4, "relative");
+        check_refused("Npm= escaping with \"..\"", "esc.project",
+                      "[Project]\nWorkspace=/srv/projects/a\n[Dependencies]\nNpm=web/../../x/package-lock.json\n", 4, "\"..\"");
+        check_refused("Pip=..", "dotdot.project", "[Project]\nWorkspace=/srv/projects/a\n[Dependencies]\nPip=..\n", 4, "Pip=");
+        check_refused("Pip= with a \".\" component", "dot.project",
+                      "[Project]\nWorkspace=/srv/projects/a\n[Dependencies]\nPip=./r.lock\n", 4, "Pip=");
+        check_refused("Pip= with \"//\"", "slashes.project",
+                      "[Project]\nWorkspace=/srv/projects/a\n[Dependencies]\nPip=a//r.lock\n", 4, "empty component");
+        check_refused("Npm= with a trailing \"/\"", "trailing.project",
+                      "[Project]\nWorkspace=/srv/projects/a\n[Dependencies]\nNpm=web/\n", 4, "Npm=");
+        check_refused("Pip= twice", "pip2.project",
+                      "[Project]\nWorkspace=/srv/projects/a\n[Dependencies]\nPip=a.lock\nPip=b.lock\n", 5, "line 4");
+        check_refused("an unknown [Dependencies] key", "cargo.project",
+                      "[Project]\nWorkspace=/srv/projects/a\n[Dependencies]\nCargo=Cargo.lock\n", 4, "Cargo=");
+        check_refused("Workspace= in [Dependencies]", "misplaced.project",
+                      "[Dependencies]\nWorkspace=/srv/projects/a\n", 2, "Workspace=");
         check_refused("Workspace=/usr/x", "usr.project", "[Project]\nWorkspace=/usr/x\n", 2, "Workspace=");
         check_refused("Workspace=/", "root.project", "[Project]\nWorkspace=/\n", 2, "Workspace=");
         check_refused("Workspace=/etc/x", "etc.project", "[Project]\nWorkspace=/etc/x\n", 2, "operating system");
@@ -126,6 +170,7 @@ int main(void) {
         tmpdir = test_tmpdir_new();
 
         test_good();
+        test_dependencies();
         test_refused();
         test_find();
 

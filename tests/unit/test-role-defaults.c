@@ -217,7 +217,24 @@ static void test_project_dirs(void) {
                            "[Role]\nExec=/bin/true\nProject=webapp\n",
                            "projects/webapp.project", "[Project]\nWorkspace=/srv/projects/webapp\n[Dependencies]\nPip=r.lock\n",
                            NULL);
-        ok(l.r < 0 && !l.role, "a role whose project has [Dependencies] is refused (unsupported)");
+        ok(l.r == 0 && l.role && l.role->deps[DEPS_PIP] && !l.role->deps[DEPS_NPM],
+           "a role gets its project's declared dependency sets");
+        test_role_load_done(&l);
+
+        l = test_role_load(tmpdir, "[Sandbox]\nMemory=1G\n", "p.role",
+                           "[Role]\nExec=/bin/true\nProject=webapp\nEnvironment=PYTHONPATH=/x\n",
+                           "projects/webapp.project", "[Project]\nWorkspace=/srv/projects/webapp\n[Dependencies]\nPip=r.lock\n",
+                           NULL);
+        ok(l.r < 0 && !l.role, "a role setting PYTHONPATH= while its project declares Pip= is refused");
+        like(l.err, "p.role:3:", "...naming the Project= line");
+        like(l.err, "PYTHONPATH", "...and the variable");
+        test_role_load_done(&l);
+
+        l = test_role_load(tmpdir, "[Sandbox]\nMemory=1G\n", "p.role",
+                           "[Role]\nExec=/bin/true\nProject=webapp\nEnvironment=NODE_PATH=/x\n",
+                           "projects/webapp.project", "[Project]\nWorkspace=/srv/projects/webapp\n[Dependencies]\nPip=r.lock\n",
+                           NULL);
+        ok(l.r == 0 && l.role, "NODE_PATH= of a role whose project declares only Pip= is accepted");
         test_role_load_done(&l);
 }
 

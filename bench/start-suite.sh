@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Runs inside a throwaway systemd (tests/integration/nspawn-run.sh, started by bench/start.sh)
+# as root. Start-to-first-instruction and start-to-exit of one static binary (bench/stamp.c,
+# which prints CLOCK_MONOTONIC in ns as its first action; the container, its sandboxes and
+# podman's containers share that clock) started by:
+#   harness               stamp directly: what the measurement itself adds
+#   cloisterctl-run       cloisterctl run --wait --pipe -q --role bench -- stamp
+#   systemd-run-same+shim systemd-run --wait --pipe -q with every [Service] property of
+#                         agent@bench (template + drop-in) and its RequiresMountsFor=,
+#                         running the role's own ExecStart= (cloister-shim … -- stamp)
+#   systemd-run-same      the same, running stamp directly (no shim)
+#   systemd-run-plain     systemd-run --wait --pipe -q stamp (no properties: the floor)
+#   podman                podman --runtime runc run --rm --network=none --read-only
+#                         --cap-drop=ALL --security-opt=no-new-privileges IMAGE /stamp, the
+#                         image imported from a local tarball (no registry)
+#   podman-no-cgroups     the same with crun and --cgroups=disabled (runc refuses that), only where podman cannot create
+#                         its cgroup (systemd-nspawn on a cgroup v1 host: read-only
+#                         controllers); a lower bound, not the command the goal names
+# interleaved (one sample of each variant per round), in two passes: back to back, and
+# spaced by $GAP s of quiet. Prints TAP; the numbers are "# " lines.
+set -u
+. "$PAYLOAD/tap.sh"
+awk() { if [ -x /usr/bin/mawk ]; then /usr/bin/mawk "$@"; else command awk "$@"; fi; }
+
+X=$PAYLOAD/extra
+STAMP=$X/stamp
+ITER=$(cat "$X/iterations" 2>/dev/null || echo 20)
+WARM=$(cat "$X/warmup" 2>/dev/null || echo 2)
+GAP=$(cat "$X/gap" 2>/dev/null || echo 1.2)
+CFG=$CLOISTER_CFG
+T0=/run/bench-t0 TR=/run/bench-tret OUT=/run/bench-out SAMPLES=/run/bench-samples ERR=/run/bench-err
+mkdir -p "$CFG/roles"
+: > "$SAMPLES"
+: > "$ERR"
+
+cat > "$CFG/roles/bench.role" <<EOF
+[Role]
+Description=start benchmark
+Exec=$STAMP
+
+[Sandbox]
+Network=none
+Memory=256M
+EOF
+systemctl daemon-reload
+
+# --- systemd-run with agent@bench's own properties (as bench/start-latency-suite.sh) ------------
+mapfile -t same_props < <(systemctl cat agent@bench.service | awk '
+        /^[[:space:]]*[#;]/ || /^[[:space:]]*$/ { next }
+        /^\[/ { sec = $0; next }
+        sec == "[Service]" && !/^ExecStart=/ { print "-p"; print; next }
+        sec == "[Unit]" && /^RequiresMountsFor=/ { print "-p"; print }')
+shim_line=$(systemctl cat agent@bench.service | sed -n 's/^ExecStart=\(..*\)$/\1/p' | tail -1)
+eval "shim_argv=( $shim_line )"
+diag "load average at start: $(cat /proc/loadavg)"
+diag "systemd: $(systemctl --version | head -1); $(nproc) CPU(s); $ITER samples after $WARM warm-up rounds, interleaved; passes: back-to-back, spaced by $GAP s"
+diag "same-props: ${same_props[*]}"
+diag "shim: ${shim_argv[*]}"
+
+# --- podman in this container -------------------------------------------------------------------
+PODMAN=(podman --runtime runc)
+PODMAN_ARGS=(run --rm --network=none --read-only --cap-drop=ALL --security-opt=no-new-privileges localhost/cloister-stamp:bench /stamp)
+mkdir -p /etc/containers /var/tmp && chmod 1777 /var/tmp
+# /etc is empty under --volatile=yes: the defaults Debian ships, and no default ulimits (this
+# machine refuses podman's RLIMIT_NPROC default)
+[ -e /etc/containers/policy.json ] || echo '{"default":[{"type":"insecureAcceptAnything"}]}' > /etc/containers/policy.json
+printf '[containers]\ndefault_ulimits = []\n' > /etc/containers/containers.conf
+podman_ok= podman_nocg_ok=
+if command -v podman >/dev/null && command -v runc >/dev/null; then
+        if podman import "$X/stamp.tar" localhost/cloister-stamp:bench >/run/podman-import.log 2>&1 &&
+           "${PODMAN[@]}" "${PODMAN_ARGS[@]}" >/run/podman-try.log 2>&1; then
+                podman_ok=1
+        else
+                diag "podman does not run in this container: $(cat /run/podman-import.log /run/podman-try.log | grep -i error | head -2 | tr '\n' ' ')"
+                # Without a cgroup of its own it does: measured too, as a lower bound for podman
+                podman --runtime crun run --cgroups=disabled "${PODMAN_ARGS[@]:1}" >/run/podman-nocg.log 2>&1 && podman_nocg_ok=1; [ -n "$podman_nocg_ok" ] || diag "podman --cgroups=disabled: $(grep -i error /run/podman-nocg.log | head -2)"
+        fi
+        diag "podman: $(podman --version), $(runc --version | head -1), storage $(podman info --format '{{.Store.GraphDriverName}}' 2>/dev/null)"
+else
+        diag "podman or runc is not installed"
+fi
+
+# Until the role's mount units are inactive with no job queued: a start while their
+# StopWhenUnneeded= stop job is still queued is refused as a destructive transaction.
+wait_inactive() { # UNIT…
+        local u i s
+        for (( i = 0; i < 500; i++ )); do
+                systemctl list-jobs --no-legend 2>/dev/null | grep -q 'run-cloister-' || break
+                sleep 0.02
+        done
+        for u in "$@"; do
+                for (( i = 0; i < 500; i++ )); do
+                        s=$(systemctl show -P ActiveState "$u")
+                        [ "$s" = inactive ] || [ "$s" = failed ] && break
+                        sleep 0.02
+                done
+        done
+}
+mapfile -t role_mounts < <(systemd-escape -p --suffix=mount /run/cloister/tmp/bench /run/cloister/var-tmp/bench)
+
+# measure VARIANT COMMAND…: one sample; the command's stdout is the stamp
+measure() {
+        local v=$1 t0 tr t1 rc
+        shift
+        "$STAMP" "$T0"
+        "$@" </dev/null >"$OUT" 2>>"$ERR"
+        rc=$?
+        "$STAMP" "$TR"
+        t1=$(head -1 "$OUT")
+        t0=$(<"$T0") tr=$(<"$TR")
+        if [ "$rc" != 0 ] || [ -z "$t1" ]; then
+                echo "$v: exit $rc, stdout \"$(head -c 200 "$OUT")\"" >> "$ERR"
+                return 1
+        fi
+        echo "$v $(( (t1 - t0) / 1000 )) $(( (tr - t0) / 1000 ))" >> "$SAMPLES.cur"
+}
+
+VARIANTS="harness cloisterctl-run systemd-run-same+shim systemd-run-same systemd-run-plain"
+[ -n "$podman_ok" ] && VARIANTS="$VARIANTS podman"
+[ -n "$podman_nocg_ok" ] && VARIANTS="$VARIANTS podman-no-cgroups"
+one() {
+        case $1 in
+                harness)               measure "$1" "$STAMP" ;;
+                cloisterctl-run)       measure "$1" cloisterctl run --wait --pipe -q --role bench -- "$STAMP" ;;
+                systemd-run-same+shim) wait_inactive "${role_mounts[@]}"; measure "$1" systemd-run --wait --pipe -q "${same_props[@]}" -- "${shim_argv[@]}" &&
+                                               wait_inactive "${role_mounts[@]}" ;;
+                systemd-run-same)      wait_inactive "${role_mounts[@]}"; measure "$1" systemd-run --wait --pipe -q "${same_props[@]}" -- "$STAMP" &&
+                                               wait_inactive "${role_mounts[@]}" ;;
+                systemd-run-plain)     measure "$1" systemd-run --wait --pipe -q -- "$STAMP" ;;
+                podman)                measure "$1" "${PODMAN[@]}" "${PODMAN_ARGS[@]}" ;;
+                podman-no-cgroups)     measure "$1" podman --runtime crun run --cgroups=disabled "${PODMAN_ARGS[@]:1}" ;;
+        esac
+}
+
+declare -A failed=()
+run_pass() { # NAME GAP
+        local pass=$1 gap=$2 it v
+        for (( it = 1; it <= WARM + ITER; it++ )); do
+                for v in $VARIANTS; do
+                        [ -n "${failed[$v]:-}" ] && continue
+                        [ "$gap" = 0 ] || sleep "$gap"
+                        : > "$SAMPLES.cur"
+                        one "$v" || failed[$v]=1
+                        (( it > WARM )) && sed "s/^/$pass /" "$SAMPLES.cur" >> "$SAMPLES"
+                done
+        done
+}
+
+stat() { # PASS VARIANT COLUMN (3: first instruction, 4: exit)
+        awk -v p="$1" -v v="$2" -v c="$3" '$1 == p && $2 == v { print $c }' "$SAMPLES" | sort -n | awk '
+                { a[NR] = $1 } END {
+                        if (!NR) { print "– | –"; exit }
+                        med = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+                        p = int(NR * 0.9); if (p < NR * 0.9) p++
+                        printf "%.1f | %.1f\n", med / 1000, a[p] / 1000 }'
+}
+report() { # PASS DESCRIPTION
+        local v n
+        for v in $VARIANTS; do
+                n=$(awk -v p="$1" -v v="$v" '$1 == p && $2 == v' "$SAMPLES" | wc -l)
+                if [ -z "${failed[$v]:-}" ] && [ "$n" = "$ITER" ]; then ok "$1: $v: $n/$ITER samples"; else notok "$1: $v: $n/$ITER samples"; fi
+        done
+        diag "RESULTS $1: $2 (ms; $ITER samples each)"
+        diag "| variant | first instruction: median | p90 | exit: median | p90 |"
+        diag "|---|---:|---:|---:|---:|"
+        for v in $VARIANTS; do diag "| $v | $(stat "$1" "$v" 3) | $(stat "$1" "$v" 4) |"; done
+}
+
+run_pass back-to-back 0
+run_pass spaced "$GAP"
+diag "load average at the end: $(cat /proc/loadavg)"
+report back-to-back "each sample right after the previous one finished"
+report spaced "$GAP s of quiet before each sample"
+[ -s "$ERR" ] && head -20 "$ERR" | while read -r l; do diag "stderr: $l"; done
+while read -r l; do diag "sample $l"; done < "$SAMPLES"
+tap_done

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Start benchmark of cloisterctl run: start-to-first-instruction and start-to-exit of a
+# static binary (bench/stamp.c) run with "cloisterctl run --wait", beside "systemd-run
+# --wait" with the same properties and "podman run --rm --network=none --read-only
+# --cap-drop=ALL --security-opt=no-new-privileges" of the same binary (Debian's podman, the
+# image imported from a local tarball: no registry).
+#
+#   bench/start.sh BUILD_DIR      (BUILD_DIR configured with --prefix=/usr; root)
+#
+# Runs bench/start-suite.sh in a throwaway systemd (tests/integration/nspawn-run.sh). If
+# podman cannot run inside that container, the podman variant (and the harness, for
+# reference) is measured on the host instead, and the output says so.
+#
+# Environment: ITERATIONS=20 WARMUP=2 GAP=1.2 (as bench/start-latency.sh), BENCH_TAP=FILE.
+set -euo pipefail
+
+build=$(realpath "${1:?usage: $0 BUILD_DIR (configured with --prefix=/usr)}")
+src=$(cd "$(dirname "$0")/.." && pwd)
+ITERATIONS=${ITERATIONS:-20}
+WARMUP=${WARMUP:-2}
+GAP=${GAP:-1.2}
+
+die() { echo "start.sh: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (systemd-nspawn)"
+grep -q '^#define CLOISTER_SHIM_PATH "/usr/' "$build/config.h" 2>/dev/null ||
+        die "$build is not configured with --prefix=/usr (meson setup $build --prefix=/usr)"
+ninja -C "$build" >/dev/null
+
+tmp=$(mktemp -d /tmp/cloister-start.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/payload" "$tmp/image"
+${CC:-cc} -O2 -static -o "$tmp/payload/stamp" "$src/bench/stamp.c" ||
+        die "cannot build a static bench/stamp.c (Debian: apt-get install libc6-dev)"
+cp "$tmp/payload/stamp" "$tmp/image/stamp"
+tar -C "$tmp/image" -cf "$tmp/payload/stamp.tar" stamp # the whole image: one static binary
+echo "$ITERATIONS" > "$tmp/payload/iterations"
+echo "$WARMUP" > "$tmp/payload/warmup"
+echo "$GAP" > "$tmp/payload/gap"
+
+echo "# cloisterctl run start benchmark"
+echo "# build:   $build (source ${BENCH_REV:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')})"
+echo "# machine: $(nproc) CPU(s), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
+
+CLOISTER_NSPAWN_PAYLOAD=$tmp/payload CLOISTER_NSPAWN_TIMEOUT=${CLOISTER_NSPAWN_TIMEOUT:-1500} \
+        "$src/tests/integration/nspawn-run.sh" "$build" "$src" "$src/bench/start-suite.sh" > "$tmp/tap" || true
+[ -n "${BENCH_TAP:-}" ] && cp "$tmp/tap" "$BENCH_TAP"
+grep -v '^# sample ' "$tmp/tap" | sed 's/^# //'
+grep -q '^1\.\.[1-9]' "$tmp/tap" || die "the container produced no results"
+
+# --- podman on the host, when it could not run in the container ------------------------------
+if grep -q 'podman does not run in this container\|podman or runc is not installed' "$tmp/tap"; then
+        command -v podman >/dev/null && command -v runc >/dev/null || die "podman/runc not installed on the host either (Debian: apt-get install podman runc)"
+        echo
+        echo "podman on the HOST (not in the container above: see why there), same harness:"
+        printf '[containers]\ndefault_ulimits = []\n' > "$tmp/containers.conf"
+        export CONTAINERS_CONF=$tmp/containers.conf
+        podman import "$tmp/payload/stamp.tar" localhost/cloister-stamp:bench >/dev/null
+        echo "podman: $(podman --version), $(runc --version | head -1), cgroups $(podman info --format '{{.Host.CgroupsVersion}} {{.Host.CgroupManager}}'), storage $(podman info --format '{{.Store.GraphDriverName}}')"
+        S=$tmp/payload/stamp
+        sample() { # VARIANT COMMAND…
+                local v=$1 t0 t1 tr; shift
+                "$S" "$tmp/t0"; "$@" </dev/null >"$tmp/out" 2>>"$tmp/err" || return 1; "$S" "$tmp/tr"
+                t0=$(<"$tmp/t0") t1=$(head -1 "$tmp/out") tr=$(<"$tmp/tr")
+                echo "$PASS $v $(( (t1 - t0) / 1000 )) $(( (tr - t0) / 1000 ))" >> "$tmp/host-samples"
+        }
+        for PASS in back-to-back spaced; do
+                for (( i = 1; i <= WARMUP + ITERATIONS; i++ )); do
+                        for v in harness podman; do
+                                [ "$PASS" = spaced ] && sleep "$GAP"
+                                if [ "$v" = harness ]; then sample harness "$S" || die "harness failed"
+                                else sample podman podman --runtime runc run --rm --network=none --read-only --cap-drop=ALL \
+                                        --security-opt=no-new-privileges localhost/cloister-stamp:bench /stamp ||
+                                        die "podman failed: $(tail -3 "$tmp/err")"
+                                fi
+                                (( i > WARMUP )) || sed -i '$d' "$tmp/host-samples"
+                        done
+                done
+        done
+        podman rmi localhost/cloister-stamp:bench >/dev/null 2>&1 || true
+        st() { awk -v p="$1" -v v="$2" -v c="$3" '$1 == p && $2 == v { print $c }' "$tmp/host-samples" | sort -n | awk '
+                { a[NR] = $1 } END { med = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+                        p = int(NR * 0.9); if (p < NR * 0.9) p++; printf "%.1f | %.1f", med / 1000, a[p] / 1000 }'; }
+        for PASS in back-to-back spaced; do
+                echo "RESULTS host $PASS (ms; $ITERATIONS samples each)"
+                echo "| variant | first instruction: median | p90 | exit: median | p90 |"
+                echo "|---|---:|---:|---:|---:|"
+                for v in harness podman; do echo "| $v (host) | $(st "$PASS" "$v" 3) | $(st "$PASS" "$v" 4) |"; done
+        done
+fi
+grep -q '^not ok' "$tmp/tap" && die "some variants failed (see above)"
+exit 0

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <sys/stat.h>
+
+#include "ctl-checks.h"
+#include "ctl-root.h"
+#include "deps.h"
+#include "log.h"
+#include "profile.h"
+
+/* The line of the last "Key=value" (or any "Key=" when value is NULL) in `path`; 0 if none. */
+static unsigned assignment_line(const char *path, const char *key, const char *value) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0, kl = strlen(key);
+        unsigned lineno = 0, found = 0;
+
+        if (!f)
+                return 0;
+        while (getline(&line, &size, f) >= 0) {
+                lineno++;
+                line[strcspn(line, "\r\n")] = 0;
+                if (strncmp(line, key, kl) == 0 && line[kl] == '=' && (!value || streq(line + kl + 1, value)))
+                        found = lineno;
+        }
+        return found;
+}
+
+/* Takes `reason` (NULL: out of memory). */
+static int problem(char ***problems, const char *path, const char *key, const char *value, char *reason) {
+        unsigned line = assignment_line(path, key, value);
+        _cleanup_free_ char *r = reason;
+        char *p;
+
+        if (!r)
+                return log_oom();
+        p = line > 0 ? strprintf("%s:%u: %s=: %s", path, line, key, r)
+                     : strprintf("%s: %s=: %s", path, key, r);
+        return strv_push(problems, p) < 0 ? log_oom() : 0;
+}
+
+static bool host_path_exists(const char *path) {
+        _cleanup_free_ char *p = ctl_root_path(path);
+        return p && access(p, F_OK) >= 0;
+}
+
+int ctl_check_mounts(const Role *role, char ***problems) {
+        int r = 0;
+
+        if (role->input && !host_path_exists(role->input))
+                r = problem(problems, role->path, "Input", NULL, strprintf("%s does not exist", role->input));
+        if (r >= 0 && role->output && !host_path_exists(role->output))
+                r = problem(problems, role->path, "Output", NULL, strprintf("%s does not exist", role->output));
+        for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
+                if (!host_path_exists(role->read_only_mounts[i].source))
+                        r = problem(problems, role->path, "ReadOnlyMount", role->read_only_mount_specs[i], strprintf(
+                                    "%s does not exist", role->read_only_mounts[i].source));
+        return r;
+}
+
+char *ctl_service_socket(const char *name) {
+        _cleanup_free_ char *p = strprintf("/run/cloister/services/%s/service.sock", name);
+        return p ? ctl_root_path(p) : NULL;
+}
+
+char *ctl_broker_socket(const CloisterConf *conf) {
+        return conf->broker_socket ? ctl_root_path(conf->broker_socket) : NULL;
+}
+
+bool ctl_is_socket(const char *path) {
+        struct stat st;
+        return path && stat(path, &st) >= 0 && S_ISSOCK(st.st_mode);
+}
+
+int ctl_check_service_sockets(const Role *role, char ***problems) {
+        STRV_FOREACH(svc, role->services) {
+                _cleanup_free_ char *p = ctl_service_socket(*svc);
+                int r;
+
+                if (!p)
+                        return log_oom();
+                if (ctl_is_socket(p))
+                        continue;
+                r = problem(problems, role->path, "Service", *svc, strprintf("sidecar socket %s is missing", p));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int ctl_check_broker_socket(const Role *role, const CloisterConf *conf, char ***problems) {
+        _cleanup_free_ char *p = NULL;
+
+        if (role->network != NETWORK_DAEMON_ONLY)
+                return 0;
+        if (!conf->broker_socket)
+                return problem(problems, role->path, "Network", NULL,
+                               strdup("daemon-only, but cloister.conf has no [Broker] Socket=: the role gets no broker socket"));
+        p = ctl_broker_socket(conf);
+        if (!p)
+                return log_oom();
+        if (!ctl_is_socket(p))
+                return problem(problems, role->path, "Network", NULL, strprintf("daemon-only, but the broker socket %s is missing", p));
+        return 0;
+}
+
+/* The lockfile rules cloister-deps applies before any installer runs (hash-pinned pip
+ * requirements, npm integrity hashes): a lockfile it would refuse never materialises. */
+static int check_lockfile(const Project *p, DepsEcosystem e, char ***problems) {
+        _cleanup_free_ char *lockfile = project_lockfile_path(p, e), *host = NULL;
+        _cleanup_strv_free_ char **errors = NULL;
+        int r;
+
+        if (!lockfile || !(host = ctl_root_path(lockfile)))
+                return log_oom();
+        ctl_collect_errors_begin(&errors);
+        r = deps_check_lockfile(e, host);
+        ctl_collect_errors_end();
+        if (r >= 0)
+                return 0;
+        if (!errors)
+                return problem(problems, p->path, deps_ecosystem_key(e), NULL,
+                               strprintf("lockfile %s is refused (%s)", lockfile, strerror(-r)));
+        STRV_FOREACH(err, errors)
+                if (strv_extend(problems, *err) < 0)
+                        return log_oom();
+        return 0;
+}
+
+/* A set is materialised when the cache directory named by its lockfile's hash is complete
+ * (deps_materialised()): a changed lockfile names a new directory, so a stale set counts as
+ * missing. */
+int ctl_deps_set_dir(const Project *p, DepsEcosystem e, char **ret) {
+        _cleanup_free_ char *lockfile = project_lockfile_path(p, e), *host_lockfile = NULL;
+        _cleanup_free_ char *cache = ctl_root_path(DEPS_CACHE_DIR);
+
+        if (!lockfile || !cache || !(host_lockfile = ctl_root_path(lockfile)))
+                return -ENOMEM;
+        return deps_cache_dir_in(cache, deps_ecosystem_to_string(e), host_lockfile, ret);
+}
+
+/* A set is materialised when the cache directory named by its lockfile's hash is complete
+ * (deps_materialised()): a changed lockfile names a new directory, so a stale set counts as
+ * missing. */
+static int check_deps_set(const Project *p, DepsEcosystem e, char ***problems) {
+        _cleanup_free_ char *dir = NULL;
+        const char *key = deps_ecosystem_key(e);
+        int r = ctl_deps_set_dir(p, e, &dir);
+
+        if (r == -ENOMEM)
+                return log_oom();
+        if (r < 0)
+                return problem(problems, p->path, key, NULL,
+                               strprintf("lockfile %s/%s cannot be read (%s)", p->workspace, p->lockfiles[e], strerror(-r)));
+        r = check_lockfile(p, e, problems);
+        if (r < 0)
+                return r;
+        if (!deps_materialised(dir))
+                return problem(problems, p->path, key, NULL,
+                               strprintf("dependency set not materialised: %s is missing (see cloister-deps@%s.service)",
+                                         dir, p->name));
+        return 0;
+}
+
+int ctl_check_project(const CtlProject *project, char ***problems) {
+        const Project *p = project->project;
+        int r = 0;
+
+        if (!p)
+                return 0;
+        if (!host_path_exists(p->workspace))
+                return problem(problems, p->path, "Workspace", NULL, strprintf("%s does not exist", p->workspace));
+        for (DepsEcosystem e = 0; r >= 0 && e < _DEPS_ECOSYSTEM_MAX; e++)
+                if (p->lockfiles[e])
+                        r = check_deps_set(p, e, problems);
+        return r;
+}
+
+int ctl_check_role(const CtlModel *m, const CtlRole *role, char ***problems) {
+        const CtlProject *project;
+        int r;
+
+        if (!role->role)
+                return 0;
+        r = ctl_check_mounts(role->role, problems);
+        if (r >= 0)
+                r = ctl_check_service_sockets(role->role, problems);
+        if (r >= 0)
+                r = ctl_check_broker_socket(role->role, m->conf, problems);
+        if (r >= 0 && role->role->project && (project = ctl_model_find_project(m, role->role->project)))
+                r = ctl_check_project(project, problems);
+        return r;
+}

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+
+#include "ctl-checks.h"
+#include "deps.h"
+#include "ctl-output.h"
+#include "ctl-security.h"
+#include "ctl.h"
+#include "log.h"
+
+/* doctor = verify's findings, per role and project, plus what verify does not judge: the
+ * state of each socket and dependency set one by one and the systemd-analyze exposure. The
+ * JSON object is the record; the table is printed from it. */
+
+static struct json_object *strv_json(char * const *l) {
+        struct json_object *a = json_object_new_array();
+
+        STRV_FOREACH(s, l)
+                if (a && json_object_array_add(a, json_object_new_string(*s)) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        return a;
+}
+
+static int add(struct json_object *o, const char *key, struct json_object *v) {
+        if (!v || json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static struct json_object *deps_json(const Project *p, const char **summary) {
+        struct json_object *a = json_object_new_array();
+
+        *summary = "-";
+        for (DepsEcosystem e = 0; a && e < _DEPS_ECOSYSTEM_MAX; e++) {
+                _cleanup_free_ char *dir = NULL;
+                struct json_object *s;
+                bool done;
+
+                if (!p->lockfiles[e])
+                        continue;
+                done = ctl_deps_set_dir(p, e, &dir) >= 0 && deps_materialised(dir);
+                *summary = !done ? "missing" : streq(*summary, "missing") ? "missing" : "ok";
+                s = json_object_new_object();
+                if (!s || json_object_array_add(a, s) < 0 ||
+                    json_add_string(s, "ecosystem", deps_ecosystem_to_string(e)) < 0 ||
+                    json_add_string(s, "lockfile", p->lockfiles[e]) < 0 ||
+                    json_add_string(s, "cache_dir", dir) < 0 ||
+                    json_add_bool(s, "materialised", done) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        }
+        return a;
+}
+
+static struct json_object *services_json(const Role *role, char **summary) {
+        struct json_object *a = json_object_new_array();
+        unsigned present = 0, total = 0;
+
+        STRV_FOREACH(svc, role->services) {
+                _cleanup_free_ char *p = ctl_service_socket(*svc);
+                struct json_object *s = json_object_new_object();
+                bool ok = ctl_is_socket(p);
+
+                present += ok;
+                total++;
+                if (!a || !p || !s || json_object_array_add(a, s) < 0 || json_add_string(s, "name", *svc) < 0 ||
+                    json_add_string(s, "socket", p) < 0 || json_add_bool(s, "present", ok) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        }
+        if (total > 0 && !(*summary = strprintf("%u/%u", present, total))) {
+                json_object_put(a);
+                return NULL;
+        }
+        return a;
+}
+
+typedef struct Row {
+        const char *name, *kind, *status, *generated, *broker, *deps;
+        char *services;         /* "present/granted" */
+        char *exposure;
+} Row;
+
+static int doctor_role(const CtlModel *m, const CtlRole *c, struct json_object *o, Row *row) {
+        _cleanup_strv_free_ char **problems = NULL;
+        const CtlProject *project = NULL;
+        const Role *r = c->role;
+        bool generated = r && !c->closed_surface;
+        int k = 0;
+
+        *row = (Row) { .name = c->name, .kind = "role", .generated = generated ? "yes" : "refused",
+                       .broker = "-", .deps = "-" };
+        if (strv_extend_strv(&problems, c->errors) < 0 ||
+            (c->closed_surface && strv_extend(&problems, c->closed_surface) < 0) ||
+            ctl_check_role(m, c, &problems) < 0)
+                return -ENOMEM;
+        k = json_add_string(o, "name", c->name);
+        if (k >= 0) k = json_add_string(o, "kind", "role");
+        if (k >= 0) k = json_add_string(o, "path", c->path);
+        if (k >= 0) k = json_add_bool(o, "generated", generated);
+        if (k >= 0) k = add(o, "refused", strv_json(c->errors));
+        if (k >= 0) k = json_add_string(o, "closed_surface", c->closed_surface);
+        if (k < 0 || !r)
+                goto finish;
+
+        if (r->network == NETWORK_DAEMON_ONLY) {
+                _cleanup_free_ char *p = ctl_broker_socket(m->conf);
+                bool present = ctl_is_socket(p);
+                struct json_object *b = json_object_new_object();
+
+                row->broker = !m->conf->broker_socket ? "unset" : present ? "present" : "missing";
+                k = add(o, "broker_socket", b);
+                if (k >= 0) k = json_add_string(b, "path", p);
+                if (k >= 0) k = json_add_bool(b, "present", present);
+        }
+        if (k >= 0) k = json_add_string(o, "mode", network_mode_to_string(r->network));
+        if (k >= 0) k = add(o, "services", services_json(r, &row->services));
+        if (k >= 0 && r->project && (project = ctl_model_find_project(m, r->project)) && project->project)
+                k = add(o, "dependencies", deps_json(project->project, &row->deps));
+        if (k >= 0 && generated) {
+                k = ctl_security_exposure(m, c, &row->exposure);
+                if (k >= 0) k = json_add_string(o, "exposure", row->exposure);
+        }
+finish:
+        row->status = problems ? "broken" : "ok";
+        if (k >= 0) k = add(o, "problems", strv_json(problems));
+        if (k >= 0) k = json_add_bool(o, "ok", !problems);
+        return k < 0 ? -ENOMEM : problems ? 1 : 0;
+}
+
+static int doctor_project(const CtlProject *c, struct json_object *o, Row *row) {
+        _cleanup_strv_free_ char **problems = NULL;
+        int k;
+
+        *row = (Row) { .name = c->name, .kind = "project", .generated = c->project ? "yes" : "refused",
+                       .broker = "-", .deps = "-" };
+        if (strv_extend_strv(&problems, c->errors) < 0 || ctl_check_project(c, &problems) < 0)
+                return -ENOMEM;
+        k = json_add_string(o, "name", c->name);
+        if (k >= 0) k = json_add_string(o, "kind", "project");
+        if (k >= 0) k = json_add_string(o, "path", c->path);
+        if (k >= 0) k = json_add_bool(o, "generated", !!c->project);
+        if (k >= 0) k = add(o, "refused", strv_json(c->errors));
+        if (k >= 0 && c->project)
+                k = add(o, "dependencies", deps_json(c->project, &row->deps));
+        row->status = problems ? "broken" : "ok";
+        if (k >= 0) k = add(o, "problems", strv_json(problems));
+        if (k >= 0) k = json_add_bool(o, "ok", !problems);
+        return k < 0 ? -ENOMEM : problems ? 1 : 0;
+}
+
+static void print_problems(struct json_object *items) {
+        for (size_t i = 0; i < json_object_array_length(items); i++) {
+                struct json_object *it = json_object_array_get_idx(items, i), *p, *name;
+
+                if (!json_object_object_get_ex(it, "problems", &p) || !json_object_object_get_ex(it, "name", &name))
+                        continue;
+                for (size_t j = 0; j < json_object_array_length(p); j++)
+                        printf("%s: %s\n", json_object_get_string(name),
+                               json_object_get_string(json_object_array_get_idx(p, j)));
+        }
+}
+
+static int print_text(struct json_object *root, struct json_object *items, const Row *rows, size_t n,
+                      const CtlOptions *o) {
+        struct json_object *conf;
+        Table t;
+        int r = table_new(&t, 8, "NAME", "KIND", "STATUS", "GENERATED", "BROKER", "SERVICES", "DEPS", "EXPOSURE");
+
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = table_add_row(&t, rows[i].name, rows[i].kind, rows[i].status, rows[i].generated,
+                                  rows[i].broker, rows[i].services, rows[i].deps,
+                                  rows[i].exposure ?: (streq(rows[i].kind, "role") && streq(rows[i].generated, "yes") ? "unknown" : "-"));
+        if (r >= 0)
+                table_print(&t, o, stdout);
+        table_done(&t);
+        if (r < 0)
+                return log_oom();
+        if (json_object_object_get_ex(root, "conf_problems", &conf))
+                for (size_t j = 0; j < json_object_array_length(conf); j++)
+                        printf("cloister.conf: %s\n", json_object_get_string(json_object_array_get_idx(conf, j)));
+        if (o->tty)
+                putchar('\n');
+        print_problems(items);
+        return 0;
+}
+
+static int doctor(const CtlModel *m, const CtlOptions *o) {
+        _cleanup_json_ struct json_object *root = json_object_new_object();
+        struct json_object *items = json_object_new_array();
+        Row *rows = calloc(m->n_roles + m->n_projects + 1, sizeof(Row));
+        size_t n = 0;
+        bool broken = m->conf_errors;
+        int r = root && items && rows ? 0 : -ENOMEM;
+
+        if (r >= 0)
+                r = add(root, "items", items);
+        if (r >= 0)
+                r = add(root, "conf_problems", strv_json(m->conf_errors));
+        for (size_t i = 0; r >= 0 && i < m->n_roles + m->n_projects; i++) {
+                struct json_object *it = json_object_new_object();
+                if (!it || json_object_array_add(items, it) < 0) {
+                        json_object_put(it);
+                        r = -ENOMEM;
+                        break;
+                }
+                r = i < m->n_roles ? doctor_role(m, &m->roles[i], it, &rows[n++])
+                                   : doctor_project(&m->projects[i - m->n_roles], it, &rows[n++]);
+                if (r > 0)
+                        broken = true;
+        }
+        if (r >= 0)
+                r = json_add_bool(root, "ok", !broken);
+        if (r < 0)
+                r = log_oom();
+        else
+                r = o->json ? json_print(root, o) : print_text(root, items, rows, n, o);
+        for (size_t i = 0; i < n; i++) {
+                free(rows[i].services);
+                free(rows[i].exposure);
+        }
+        free(rows);
+        return r < 0 ? r : broken;
+}
+
+int verb_doctor(int argc, char *argv[], const CtlOptions *o) {
+        enum { ARG_JSON = 0x100 };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h'      },
+                { "json", no_argument, NULL, ARG_JSON },
+                {}
+        };
+        CtlOptions opts = *o;
+        CtlModel m = {};
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        printf("cloisterctl doctor [--json]\n\n"
+                               "Diagnoses every role and project: generated or refused and why, broker and\n"
+                               "sidecar sockets, dependency sets, admin drop-ins that re-open a closed\n"
+                               "surface, and the systemd-analyze security exposure of each unit.\n");
+                        return CTL_EXIT_OK;
+                case ARG_JSON:
+                        opts.json = true;
+                        break;
+                default:
+                        return CTL_EXIT_USAGE;
+                }
+        if (optind < argc) {
+                log_error("doctor takes no arguments.");
+                return CTL_EXIT_USAGE;
+        }
+        r = ctl_model_load(&m);
+        if (r >= 0)
+                r = doctor(&m, &opts);
+        ctl_model_done(&m);
+        return r < 0 ? CTL_EXIT_FAILURE : r > 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
+}

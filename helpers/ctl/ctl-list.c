@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+#include <inttypes.h>
+
+#include "conf-parser.h"
+#include "ctl-model.h"
+#include "ctl-output.h"
+#include "ctl-state.h"
+#include "ctl.h"
+#include "log.h"
+
+/* One line per role, sidecar and project. */
+typedef struct Entry {
+        const char *name;
+        const char *kind;
+        const char *config;     /* "ok", "refused", or NULL (sidecars: not read here) */
+        const char *mode;
+        char *memory, *cpus, *tasks;
+        char **grants;          /* "service:NAME", "upstream:NAME", "deps:ECOSYSTEM" */
+        char *unit;
+        char *state;
+} Entry;
+
+static void entry_done(Entry *e) {
+        free(e->memory);
+        free(e->cpus);
+        free(e->tasks);
+        strv_free(e->grants);
+        free(e->unit);
+        free(e->state);
+}
+
+static int add_grants(char ***grants, const char *prefix, char * const *names) {
+        STRV_FOREACH(n, names)
+                if (strv_push(grants, strprintf("%s:%s", prefix, *n)) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+static int role_entry(const CtlRole *c, Entry *e) {
+        const Role *r = c->role;
+
+        *e = (Entry) { .name = c->name, .kind = "role",
+                       .config = r && !c->closed_surface ? "ok" : "refused",
+                       .unit = strprintf("agent@%s.service", c->name) };
+        if (!e->unit)
+                return -ENOMEM;
+        if (!r)
+                return 0;
+        e->mode = network_mode_to_string(r->network);
+        if (r->limits.memory != UNSET_U64 && !(e->memory = format_bytes(r->limits.memory)))
+                return -ENOMEM;
+        if (r->limits.cpus_percent > 0 && !(e->cpus = format_cpus(r->limits.cpus_percent)))
+                return -ENOMEM;
+        if (r->limits.tasks != UNSET_U64 && !(e->tasks = strprintf("%" PRIu64, r->limits.tasks)))
+                return -ENOMEM;
+        if (add_grants(&e->grants, "service", r->services) < 0 ||
+            add_grants(&e->grants, "upstream", r->broker_allow) < 0)
+                return -ENOMEM;
+        for (DepsEcosystem d = 0; d < _DEPS_ECOSYSTEM_MAX; d++)
+                if (r->deps[d] && strv_push(&e->grants, strprintf("deps:%s", deps_ecosystem_to_string(d))) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+static int project_entry(const CtlProject *c, Entry *e) {
+        *e = (Entry) { .name = c->name, .kind = "project", .config = c->project ? "ok" : "refused" };
+        if (!c->project)
+                return 0;
+        for (DepsEcosystem d = 0; d < _DEPS_ECOSYSTEM_MAX; d++)
+                if (c->project->lockfiles[d] &&
+                    strv_push(&e->grants, strprintf("deps:%s", deps_ecosystem_to_string(d))) < 0)
+                        return -ENOMEM;
+        if (project_has_deps(c->project) && !(e->unit = project_deps_unit(c->name)))
+                return -ENOMEM;
+        return 0;
+}
+
+static int sidecar_entry(const CtlSidecar *c, Entry *e) {
+        *e = (Entry) { .name = c->name, .kind = "sidecar", .unit = strprintf("sidecar@%s.socket", c->name) };
+        return e->unit ? 0 : -ENOMEM;
+}
+
+static char *join(char * const *l) {
+        size_t len = 1;
+        char *s;
+
+        STRV_FOREACH(i, l)
+                len += strlen(*i) + 1;
+        s = calloc(len, 1);
+        if (!s)
+                return NULL;
+        STRV_FOREACH(i, l) {
+                if (*s)
+                        strcat(s, ",");
+                strcat(s, *i);
+        }
+        return s;
+}
+
+static int print_table(const Entry *e, size_t n, const CtlOptions *o) {
+        Table t;
+        int r = table_new(&t, 9, "NAME", "KIND", "CONFIG", "MODE", "MEMORY", "CPUS", "TASKS", "GRANTS", "STATE");
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                _cleanup_free_ char *grants = join(e[i].grants);
+                r = grants ? table_add_row(&t, e[i].name, e[i].kind, e[i].config, e[i].mode, e[i].memory,
+                                           e[i].cpus, e[i].tasks, grants, e[i].state) : -ENOMEM;
+        }
+        if (r >= 0)
+                table_print(&t, o, stdout);
+        table_done(&t);
+        if (r >= 0 && o->tty)
+                printf("\n%zu entries listed.\n", n);
+        return r < 0 ? log_oom() : 0;
+}
+
+static struct json_object *entry_json(const Entry *e) {
+        struct json_object *j = json_object_new_object(), *g = json_object_new_array();
+        int r = j && g ? 0 : -ENOMEM;
+
+        STRV_FOREACH(s, e->grants)
+                if (r >= 0 && json_object_array_add(g, json_object_new_string(*s)) < 0)
+                        r = -ENOMEM;
+        if (r >= 0 && json_object_object_add(j, "grants", g) < 0)
+                r = -ENOMEM;
+        else if (r >= 0)
+                g = NULL;
+        if (r >= 0) r = json_add_string(j, "name", e->name);
+        if (r >= 0) r = json_add_string(j, "kind", e->kind);
+        if (r >= 0) r = json_add_string(j, "config", e->config);
+        if (r >= 0) r = json_add_string(j, "mode", e->mode);
+        if (r >= 0) r = json_add_string(j, "memory", e->memory);
+        if (r >= 0) r = json_add_string(j, "cpus", e->cpus);
+        if (r >= 0) r = json_add_string(j, "tasks", e->tasks);
+        if (r >= 0) r = json_add_string(j, "unit", e->unit);
+        if (r >= 0) r = json_add_string(j, "state", e->state);
+        json_object_put(g);
+        if (r < 0) {
+                json_object_put(j);
+                return NULL;
+        }
+        return j;
+}
+
+static int print_json(const Entry *e, size_t n, const CtlOptions *o) {
+        _cleanup_json_ struct json_object *a = json_object_new_array();
+
+        if (!a)
+                return log_oom();
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *j = entry_json(&e[i]);
+                if (!j || json_object_array_add(a, j) < 0) {
+                        json_object_put(j);
+                        return log_oom();
+                }
+        }
+        return json_print(a, o);
+}
+
+static int list(const CtlModel *m, const CtlOptions *o) {
+        size_t total = m->n_roles + m->n_sidecars + m->n_projects, n = 0;
+        Entry *e = calloc(total + 1, sizeof(Entry));
+        sd_bus *bus = ctl_bus_open(o);
+        int r = e ? 0 : -ENOMEM;
+
+        for (size_t i = 0; r >= 0 && i < m->n_roles; i++)
+                r = role_entry(&m->roles[i], &e[n++]);
+        for (size_t i = 0; r >= 0 && i < m->n_sidecars; i++)
+                r = sidecar_entry(&m->sidecars[i], &e[n++]);
+        for (size_t i = 0; r >= 0 && i < m->n_projects; i++)
+                r = project_entry(&m->projects[i], &e[n++]);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (e[i].unit)
+                        r = ctl_unit_state(bus, e[i].unit, &e[i].state);
+        if (r < 0)
+                r = log_oom();
+        else
+                r = o->json ? print_json(e, n, o) : print_table(e, n, o);
+        for (size_t i = 0; e && i < n; i++)
+                entry_done(&e[i]);
+        free(e);
+        sd_bus_flush_close_unref(bus);
+        return r;
+}
+
+int verb_list(int argc, char *argv[], const CtlOptions *o) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        CtlModel m = {};
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        printf("cloisterctl list\n\nLists roles, sidecars and projects with mode, limits, grants and state.\n");
+                        return CTL_EXIT_OK;
+                default:
+                        return CTL_EXIT_USAGE;
+                }
+        if (optind < argc) {
+                log_error("list takes no arguments.");
+                return CTL_EXIT_USAGE;
+        }
+        r = ctl_model_load(&m);
+        if (r >= 0)
+                r = list(&m, o);
+        ctl_model_done(&m);
+        return r < 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
+}

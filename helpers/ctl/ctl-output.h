@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdint.h>
+
+#include "ctl.h"
+#include "macro.h"
+
+/* A table printed as systemctl does: on a tty a header line and aligned columns; piped,
+ * the same aligned rows without the header (like systemctl --no-legend), so that awk and
+ * cut see one record per line. An empty cell prints as "-". */
+typedef struct Table {
+        size_t n_columns;
+        char **cells;           /* row-major, header row first */
+        size_t n_cells;
+} Table;
+
+int table_new(Table *t, size_t n_columns, ...);   /* header names, NULL-terminated */
+int table_add_row(Table *t, ...);                 /* n_columns strings (NULL allowed) */
+void table_print(const Table *t, const CtlOptions *o, FILE *f);
+void table_done(Table *t);
+
+/* Prints `obj` (pretty on a tty, one line when piped) and a newline; returns 0 or -ENOMEM. */
+int json_print(struct json_object *obj, const CtlOptions *o);
+
+/* Shorthands that tolerate NULL values (json null). */
+int json_add_string(struct json_object *obj, const char *key, const char *value);
+int json_add_bool(struct json_object *obj, const char *key, bool value);
+
+static inline void json_object_putp(struct json_object **o) {
+        if (*o)
+                json_object_put(*o);
+}
+#define _cleanup_json_ _cleanup_(json_object_putp)
+
+/* "1G", "512M", "1.5G" (powers of 1024, as Memory= reads them); NULL on out of memory. */
+char *format_bytes(uint64_t bytes);
+/* 150 → "1.5", 200 → "2". */
+char *format_cpus(unsigned percent);

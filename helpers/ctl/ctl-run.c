@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cloisterctl run: the role a run gets, narrowed by its options and never widened. */
+#include <getopt.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "closed-surface.h"
+#include "conf-files.h"
+#include "ctl-model.h"
+#include "ctl-run-unit.h"
+#include "ctl-run.h"
+#include "log.h"
+#include "parse-util.h"
+#include "role.h"
+#include "writable-path.h"
+
+#define DEFAULT_ROLE "default"
+
+typedef struct RunArgs {
+        const char *role;
+        const char *input;
+        const char *output;
+        usec_t timeout;         /* UNSET_U64: the role's */
+        NetworkMode network;    /* unset: the role's */
+        bool wait, pipe, quiet;
+        char **argv;
+} RunArgs;
+
+static void help(void) {
+        printf("cloisterctl run [OPTIONS] -- CMD [ARGS…]\n\n"
+               "Run CMD as a sealed transient unit agent-run@ROLE.ID.service with ROLE's locked profile.\n\n"
+               "  --role=ROLE           the role whose profile the run gets (default: roles/default.role,\n"
+               "                        else the built-in default: Network=none, cloister.conf's limits)\n"
+               "  --input=DIR           read-only at /input (replaces the role's Input=)\n"
+               "  --output=DIR          writable at /output (replaces the role's Output=)\n"
+               "  --timeout=SPAN        wall-clock ceiling, at most the role's Timeout= (exit 124)\n"
+               "  --network=MODE        none, or daemon-only for a daemon-only role\n"
+               "  --wait                wait for CMD and exit with its status\n"
+               "  --pipe                connect CMD's stdin/stdout/stderr to ours (not a terminal)\n"
+               "  -q --quiet            no notices\n\n"
+               "See cloisterctl(1).\n");
+}
+
+static int parse_args(int argc, char *argv[], RunArgs *a) {
+        enum { ARG_ROLE = 0x100, ARG_INPUT, ARG_OUTPUT, ARG_TIMEOUT, ARG_NETWORK, ARG_WAIT, ARG_PIPE };
+        static const struct option options[] = {
+                { "role",    required_argument, NULL, ARG_ROLE },
+                { "input",   required_argument, NULL, ARG_INPUT },
+                { "output",  required_argument, NULL, ARG_OUTPUT },
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "network", required_argument, NULL, ARG_NETWORK },
+                { "wait",    no_argument,       NULL, ARG_WAIT },
+                { "pipe",    no_argument,       NULL, ARG_PIPE },
+                { "quiet",   no_argument,       NULL, 'q' },
+                { "help",    no_argument,       NULL, 'h' },
+                {}
+        };
+        int c;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "+qh", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_ROLE:
+                        if (!name_is_valid(optarg))
+                                return log_error_errno(EINVAL, "--role=%s: not a role name (^[a-z0-9][a-z0-9_-]{0,62}$).", optarg);
+                        a->role = optarg;
+                        break;
+                case ARG_INPUT:
+                        a->input = optarg;
+                        break;
+                case ARG_OUTPUT:
+                        a->output = optarg;
+                        break;
+                case ARG_TIMEOUT:
+                        if (parse_timespan(optarg, &a->timeout) < 0)
+                                return log_error_errno(EINVAL, "--timeout=%s: not a time span.", optarg);
+                        break;
+                case ARG_NETWORK:
+                        a->network = network_mode_from_string(optarg);
+                        if (!network_mode_is_sealed(a->network))
+                                return log_error_errno(EINVAL, "--network=%s: a run narrows to none or daemon-only.", optarg);
+                        break;
+                case ARG_WAIT:
+                        a->wait = true;
+                        break;
+                case ARG_PIPE:
+                        a->pipe = true;
+                        break;
+                case 'q':
+                        a->quiet = true;
+                        break;
+                case 'h':
+                        help();
+                        exit(CTL_EXIT_OK);
+                default:
+                        return -EINVAL;
+                }
+        if (optind >= argc)
+                return log_error_errno(EINVAL, "Expected a command: cloisterctl run [OPTIONS] -- CMD [ARGS…].");
+        a->argv = argv + optind;
+        return 0;
+}
+
+/* The sandbox sees the host's /usr: a bare name is looked up in our $PATH, as systemd-run
+ * does; the program must then be an absolute path (the sandbox's working directory is /). */
+static int resolve_program(const char *name, char **ret) {
+        const char *path = getenv("PATH") ?: "/usr/local/bin:/usr/bin:/bin";
+        _cleanup_free_ char *copy = strdup(path);
+        char *save = NULL;
+
+        if (!copy)
+                return log_oom();
+        if (name[0] == '/') {
+                *ret = strdup(name);
+                return *ret ? 0 : log_oom();
+        }
+        if (strchr(name, '/'))
+                return log_error_errno(EINVAL, "%s: give the program as an absolute path or a name in $PATH.", name);
+        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+                _cleanup_free_ char *p = d[0] == '/' ? strprintf("%s/%s", d, name) : NULL;
+                if (p && access(p, X_OK) >= 0) {
+                        *ret = TAKE_PTR(p);
+                        return 0;
+                }
+        }
+        return log_error_errno(ENOENT, "%s: command not found in $PATH.", name);
+}
+
+/* A directory a run mounts, checked as the generator checks a role's (and it must exist
+ * now: a run starts at once). */
+static int check_run_mount(const char *option, const char *path, const char *(*check)(const char *)) {
+        const char *reason = check(path) ?: path_check(path);
+        struct stat st;
+
+        if (reason)
+                return log_error_errno(EINVAL, "--%s=%s: %s.", option, path, reason);
+        if (stat(path, &st) < 0)
+                return log_error_errno(errno, "--%s=%s: %m", option, path);
+        if (!S_ISDIR(st.st_mode))
+                return log_error_errno(ENOTDIR, "--%s=%s: not a directory.", option, path);
+        return 0;
+}
+
+/* Without --role and without roles/default.role: the most closed profile there is. */
+static int builtin_default_role(const CloisterConf *conf, Role **ret) {
+        _cleanup_(role_freep) Role *r = calloc(1, sizeof(Role));
+
+        if (!r)
+                return log_oom();
+        r->name = strdup(DEFAULT_ROLE);
+        /* its limits are cloister.conf's [Sandbox] defaults */
+        r->path = strdup(conf->path ?: "/etc/cloister/cloister.conf");
+        if (!r->name || !r->path)
+                return log_oom();
+        r->network = NETWORK_NONE;
+        r->durability = DURABILITY_TRANSIENT;
+        r->jit = -1;
+        r->llm_context_size = UNSET_U64;
+        sandbox_limits_init(&r->limits);
+        sandbox_limits_inherit(&r->limits, &conf->defaults);
+        broker_policy_init(&r->broker);
+        broker_policy_inherit(&r->broker, &conf->broker);
+        if (r->limits.memory == UNSET_U64)
+                return log_error_errno(EINVAL, "The built-in default role needs Memory= in cloister.conf's [Sandbox]; or pass --role=.");
+        r->read_only_mounts = calloc(1, sizeof(ReadOnlyMount));
+        if (!r->read_only_mounts)
+                return log_oom();
+        *ret = TAKE_PTR(r);
+        return 0;
+}
+
+static int load_run_role(const char *name, const CloisterConf *conf, char * const *dirs, Role **ret) {
+        _cleanup_free_ char *rel = strprintf("roles/%s.role", name ?: DEFAULT_ROLE), *path = NULL;
+        int r;
+
+        if (!rel)
+                return log_oom();
+        r = conf_file_find(dirs, rel, &path);
+        if (r < 0)
+                return log_error_errno(r, "Cannot look up %s: %m", rel);
+        if (!path && !name)
+                return builtin_default_role(conf, ret);
+        if (!path)
+                return log_error_errno(ENOENT, "No role \"%s\": there is no %s in the configuration directories (or it is masked).", name, rel);
+        r = role_load(path, conf, dirs, ret);
+        return r < 0 ? log_error_errno(r, "Role %s is refused (see above); nothing was started.", name ?: DEFAULT_ROLE) : 0;
+}
+
+static const char *mode_str(NetworkMode m) {
+        return network_mode_to_string(m);
+}
+
+/* What a run may change: only ever less than the role grants. */
+static int narrow_role(Role *role, const RunArgs *a, const CloisterConf *conf) {
+        if (a->network >= 0 && a->network != role->network) {
+                if (a->network != NETWORK_NONE)
+                        return log_error_errno(EPERM, "--network=%s would widen role %s (Network=%s): a run can only narrow its role.",
+                                               mode_str(a->network), role->name, mode_str(role->network));
+                role->network = a->network;
+        }
+        if (!network_mode_is_sealed(role->network) && conf->require_sealed_runs != 0)
+                return log_error_errno(EPERM, "Role %s is Network=%s, and runs are sealed while cloister.conf's [Runtime] RequireSealedRuns=yes: pass --network=none, or use a sealed role.",
+                                       role->name, mode_str(role->network));
+
+        if (a->timeout != UNSET_U64) {
+                if (role->limits.timeout > 0 && (a->timeout == 0 || a->timeout > role->limits.timeout)) {
+                        _cleanup_free_ char *t = format_timespan(role->limits.timeout);
+                        return log_error_errno(EPERM, "--timeout would widen role %s (Timeout=%s): a run can only shorten it.",
+                                               role->name, strempty(t));
+                }
+                role->limits.timeout = a->timeout;
+        }
+        if (a->input) {
+                if (check_run_mount("input", a->input, mount_path_check) < 0)
+                        return -EINVAL;
+                free(role->input);
+                if (!(role->input = strdup(a->input)))
+                        return log_oom();
+        }
+        if (a->output) {
+                if (check_run_mount("output", a->output, writable_path_check) < 0)
+                        return -EINVAL;
+                free(role->output);
+                if (!(role->output = strdup(a->output)))
+                        return log_oom();
+        }
+        /* a run is one-off: never restarted, no checkpoint directory */
+        role->durability = DURABILITY_TRANSIENT;
+        return 0;
+}
+
+/* An ID of letters and digits only: the broker attributes agent-run@ROLE.ID.service to ROLE
+ * (helpers/broker/peer.c). */
+static char *new_run_id(void) {
+        uint8_t b[8];
+        char *id = malloc(sizeof b * 2 + 1);
+
+        if (!id || getrandom(b, sizeof b, 0) != (ssize_t) sizeof b)
+                return mfree(id);
+        for (size_t i = 0; i < sizeof b; i++)
+                sprintf(id + 2 * i, "%02x", b[i]);
+        return id;
+}
+
+/* The profile is closed for runs as for agent@ROLE (§6): a role refused for an admin drop-in
+ * that re-opens a closed surface is refused here too, and so is any admin unit file or
+ * drop-in for agent-run@ units (there is no reason to have one). */
+static int check_closed_surfaces(const Role *role) {
+        _cleanup_strv_free_ char **unit_dirs = NULL;
+        ClosedSurfaceIndex idx = {};
+        const char *reason;
+        const char *gen[3] = {};
+        int r;
+
+        if (unit_search_path(gen, &unit_dirs) < 0 || closed_surface_index_build(unit_dirs, ctl_generator_dir(unit_dirs), &idx) < 0)
+                return log_oom();
+        reason = closed_surface_find(&idx, role->name);
+        r = reason ? log_error_errno(EPERM, "Role %s refuses to start: %s; so does a run of it.", role->name, reason) : 0;
+        closed_surface_index_done(&idx);
+        STRV_FOREACH(d, unit_dirs) {
+                _cleanup_(closedir_p) DIR *dir = r >= 0 ? opendir(*d) : NULL;
+                struct dirent *de;
+                while (dir && (de = readdir(dir)))
+                        if (startswith(de->d_name, "agent-run@") || startswith(de->d_name, "agent-.service"))
+                                return log_error_errno(EPERM, "%s/%s: admin units and drop-ins for agent-run@ would re-open the locked profile of runs; refusing to start one.",
+                                                       *d, de->d_name);
+        }
+        return r;
+}
+
+/* A terminal handed into the sandbox could be written to with TIOCSTI: refuse it. */
+static int check_pipe_fds(void) {
+        for (int fd = 0; fd <= 2; fd++)
+                if (isatty(fd))
+                        return log_error_errno(ENOTTY, "--pipe: %s is a terminal, which the sandbox could inject input into (TIOCSTI); redirect it (e.g. \"</dev/null\", \"| cat\").",
+                                               fd == 0 ? "stdin" : fd == 1 ? "stdout" : "stderr");
+        return 0;
+}
+
+static int prepare_role(const RunArgs *a, CloisterConf *conf, char * const *dirs, Role **ret) {
+        _cleanup_(role_freep) Role *role = NULL;
+        _cleanup_free_ char *id = new_run_id(), *program = NULL;
+        int r;
+
+        if (!id)
+                return log_oom();
+        r = load_run_role(a->role, conf, dirs, &role);
+        if (r < 0)
+                return r;
+        r = check_closed_surfaces(role);
+        if (r < 0)
+                return r;
+        r = narrow_role(role, a, conf);
+        if (r < 0)
+                return r;
+        r = resolve_program(a->argv[0], &program);
+        if (r < 0)
+                return r;
+        strv_free(role->argv);
+        role->argv = strv_copy(a->argv);
+        if (!role->argv)
+                return log_oom();
+        free(role->argv[0]);
+        role->argv[0] = TAKE_PTR(program);
+        free(role->description);
+        role->description = strprintf("run %s", id);
+        role->run_instance = strprintf("%s.%s", role->name, id);
+        if (!role->description || !role->run_instance)
+                return log_oom();
+        *ret = TAKE_PTR(role);
+        return 0;
+}
+
+int verb_run(int argc, char *argv[], const CtlOptions *o) {
+        RunArgs a = { .timeout = UNSET_U64, .network = _NETWORK_MODE_UNSET };
+        _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_(cloister_conf_freep) CloisterConf *conf = NULL;
+        _cleanup_(role_freep) Role *role = NULL;
+        _cleanup_free_ char *name = NULL;
+        RunUnit u;
+
+        if (parse_args(argc, argv, &a) < 0)
+                return CTL_EXIT_USAGE;
+        if (a.pipe && check_pipe_fds() < 0)
+                return CTL_EXIT_USAGE;
+        if (conf_dirs(&dirs) < 0)
+                return log_oom(), CTL_EXIT_FAILURE;
+        if (cloister_conf_load(dirs, &conf) < 0) {
+                log_error("cloister.conf is refused (see above); nothing was started.");
+                return CTL_EXIT_FAILURE;
+        }
+        if (prepare_role(&a, conf, dirs, &role) < 0)
+                return CTL_EXIT_FAILURE;
+        name = strprintf("agent-run@%s.service", role->run_instance);
+        if (!name)
+                return log_oom(), CTL_EXIT_FAILURE;
+        if (role->network == NETWORK_DAEMON_ONLY && !conf->broker_socket && !a.quiet)
+                log_warning("Network=daemon-only but cloister.conf has no [Broker] Socket=: the run gets no broker socket and stays fully isolated.");
+        u = (RunUnit) { .role = role, .conf = conf, .name = name, .wait = a.wait, .pipe = a.pipe, .quiet = a.quiet };
+        return run_unit_start(&u);
+}

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <getopt.h>
+
+#include "ctl-checks.h"
+#include "ctl-output.h"
+#include "ctl.h"
+#include "log.h"
+
+/* verify = the generator's checks (the same loaders, collected in the model) + the checks
+ * only a running system can do (ctl-checks). */
+
+typedef struct Verified {
+        const char *kind;       /* "conf", "role", "project" */
+        const char *name;
+        const char *path;
+        char **problems;
+} Verified;
+
+static int verify_role(const CtlModel *m, const CtlRole *role, Verified *v) {
+        *v = (Verified) { .kind = "role", .name = role->name, .path = role->path };
+        if (role->errors && strv_extend_strv(&v->problems, role->errors) < 0)
+                return log_oom();
+        if (role->closed_surface && strv_extend(&v->problems, role->closed_surface) < 0)
+                return log_oom();
+        return ctl_check_role(m, role, &v->problems);
+}
+
+static int verify_project(const CtlProject *project, Verified *v) {
+        *v = (Verified) { .kind = "project", .name = project->name, .path = project->path };
+        if (project->errors && strv_extend_strv(&v->problems, project->errors) < 0)
+                return log_oom();
+        return ctl_check_project(project, &v->problems);
+}
+
+static bool looks_like_file(const char *arg) {
+        return strchr(arg, '/') || strstr(arg, ".role") || strstr(arg, ".project");
+}
+
+static bool same_file(const char *a, const char *b) {
+        _cleanup_free_ char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+        return ra && rb && streq(ra, rb);
+}
+
+static Verified *append(Verified **out, size_t *n) {
+        Verified *v = realloc(*out, sizeof(Verified) * (*n + 1));
+
+        if (!v)
+                return NULL;
+        *out = v;
+        return &v[(*n)++];
+}
+
+/* A file given by path is loaded as given, even outside the configuration directories,
+ * unless it is one of the files already loaded. */
+static int load_file(CtlModel *m, const char *path) {
+        const char *suffix = strrchr(path, '.');
+
+        if (access(path, F_OK) < 0)
+                return log_error_errno(errno, "%s: %m", path);
+        for (size_t i = 0; i < m->n_roles; i++)
+                if (same_file(m->roles[i].path, path))
+                        return 0;
+        for (size_t i = 0; i < m->n_projects; i++)
+                if (same_file(m->projects[i].path, path))
+                        return 0;
+        if (suffix && streq(suffix, ".project"))
+                return ctl_model_add_project(m, path);
+        return ctl_model_add_role(m, path);     /* role_load refuses anything but *.role */
+}
+
+/* One argument: a file, or a role or project name (both, if a role and a project share it).
+ * Appends what it selects to *out. */
+static int select_arg(CtlModel *m, const char *arg, Verified **out, size_t *n) {
+        bool file = looks_like_file(arg), found = false;
+        Verified *v;
+        int r;
+
+        if (file && (r = load_file(m, arg)) < 0)
+                return r;
+        for (size_t i = 0; i < m->n_roles; i++)
+                if (file ? same_file(m->roles[i].path, arg) : streq(m->roles[i].name, arg)) {
+                        if (!(v = append(out, n)))
+                                return log_oom();
+                        r = verify_role(m, &m->roles[i], v);
+                        if (r < 0)
+                                return r;
+                        found = true;
+                        break;
+                }
+        for (size_t i = 0; i < m->n_projects; i++)
+                if (file ? same_file(m->projects[i].path, arg) : streq(m->projects[i].name, arg)) {
+                        if (!(v = append(out, n)))
+                                return log_oom();
+                        r = verify_project(&m->projects[i], v);
+                        if (r < 0)
+                                return r;
+                        found = true;
+                        break;
+                }
+        if (!found)
+                return log_error_errno(ENOENT, "\"%s\": no such role, project or file.", arg);
+        return 0;
+}
+
+static int select_all(CtlModel *m, Verified **out, size_t *n) {
+        int r = 0;
+
+        *out = calloc(m->n_roles + m->n_projects + 1, sizeof(Verified));
+        if (!*out)
+                return log_oom();
+        for (size_t i = 0; r >= 0 && i < m->n_roles; i++)
+                r = verify_role(m, &m->roles[i], &(*out)[(*n)++]);
+        for (size_t i = 0; r >= 0 && i < m->n_projects; i++)
+                r = verify_project(&m->projects[i], &(*out)[(*n)++]);
+        return r;
+}
+
+static int print_json(const CtlModel *m, const Verified *v, size_t n, bool ok, const CtlOptions *o) {
+        _cleanup_json_ struct json_object *root = json_object_new_object();
+        struct json_object *files = json_object_new_array(), *conf = json_object_new_array();
+        int r = root && files && conf ? 0 : -ENOMEM;
+
+        STRV_FOREACH(e, m->conf_errors)
+                if (r >= 0 && json_object_array_add(conf, json_object_new_string(*e)) < 0)
+                        r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                struct json_object *f = json_object_new_object(), *p = json_object_new_array();
+                if (!f || !p || json_object_array_add(files, f) < 0) {
+                        json_object_put(f);
+                        json_object_put(p);
+                        r = -ENOMEM;
+                        break;
+                }
+                json_object_object_add(f, "problems", p);
+                STRV_FOREACH(e, v[i].problems)
+                        if (json_object_array_add(p, json_object_new_string(*e)) < 0)
+                                r = -ENOMEM;
+                if (r >= 0)
+                        r = json_add_string(f, "kind", v[i].kind);
+                if (r >= 0)
+                        r = json_add_string(f, "name", v[i].name);
+                if (r >= 0)
+                        r = json_add_string(f, "path", v[i].path);
+                if (r >= 0)
+                        r = json_add_bool(f, "ok", !v[i].problems);
+        }
+        if (r >= 0)
+                r = json_add_bool(root, "ok", ok);
+        if (r >= 0 && json_object_object_add(root, "conf", conf) < 0)
+                r = -ENOMEM;
+        else if (r >= 0)
+                conf = NULL;
+        if (r >= 0 && json_object_object_add(root, "files", files) < 0)
+                r = -ENOMEM;
+        else if (r >= 0)
+                files = NULL;
+        json_object_put(conf);
+        json_object_put(files);
+        if (r < 0)
+                return log_oom();
+        return json_print(root, o);
+}
+
+static void help(void) {
+        printf("cloisterctl verify [FILE|NAME...]\n\n"
+               "Checks cloister.conf, roles and projects as the generator does, and what only a\n"
+               "running system can check: mount sources, sidecar and broker sockets, dependency\n"
+               "sets. Prints file:line: key: reason for each problem; exits 1 if there is any.\n");
+}
+
+int verb_verify(int argc, char *argv[], const CtlOptions *o) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        CtlModel m = {};
+        Verified *v = NULL;
+        size_t n = 0;
+        bool ok;
+        int c, r = 0;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return CTL_EXIT_OK;
+                default:
+                        return CTL_EXIT_USAGE;
+                }
+        if (ctl_model_load(&m) < 0) {
+                ctl_model_done(&m);
+                return CTL_EXIT_FAILURE;
+        }
+        if (optind >= argc)
+                r = select_all(&m, &v, &n);
+        for (int i = optind; i < argc && r >= 0; i++)
+                r = select_arg(&m, argv[i], &v, &n);
+        ok = r >= 0 && !m.conf_errors;
+        for (size_t i = 0; i < n; i++)
+                ok = ok && !v[i].problems;
+        if (o->json && r >= 0)
+                r = print_json(&m, v, n, ok, o);
+        else {
+                STRV_FOREACH(e, m.conf_errors)
+                        fprintf(stderr, "%s\n", *e);
+                for (size_t i = 0; i < n; i++)
+                        STRV_FOREACH(e, v[i].problems)
+                                fprintf(stderr, "%s\n", *e);
+        }
+        for (size_t i = 0; i < n; i++)
+                strv_free(v[i].problems);
+        free(v);
+        ctl_model_done(&m);
+        return r < 0 || !ok ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
+}

@@ -1,0 +1,183 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# CLI tests of cloisterctl verify, cat, list, doctor and the global options (TAP).
+# The fixture tree root/ is copied into a temporary --root; the test adds what git cannot
+# hold: the template, sockets, a mount source, a materialised dependency set.
+#
+#   test-ctl.sh CLOISTERCTL TEMPLATE FIXTURE_ROOT
+set -uo pipefail
+
+ctl=$1 template=$2 fixture=$3
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../integration/tap.sh"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+cp -r "$fixture" "$root"
+mkdir -p "$root/usr/lib/systemd/system" "$root/srv/in"
+cp "$template" "$root/usr/lib/systemd/system/agent@.service"
+
+mksock() { python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"; }
+mkdir -p "$root/run/cloister/services/inference"
+mksock "$root/run/cloister/services/inference/service.sock"
+mksock "$root/run/cloister/broker.sock"
+sha=$(sha256sum "$root/srv/done/package-lock.json" | cut -d' ' -f1)
+mkdir -p "$root/var/cache/cloister/deps/npm-$sha"
+touch "$root/var/cache/cloister/deps/npm-$sha/.cloister-complete"
+
+unset CLOISTER_CONFIG_PATH SYSTEMD_UNIT_PATH
+C() { "$ctl" --root="$root" "$@"; }
+# run CMD…: sets $out, $err, $rc
+run() { out=$("$@" 2>"$work/err"); rc=$?; err=$(cat "$work/err"); }
+has() { grep -qF -- "$2" <<<"$1"; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)" <<<"$out"; }
+R=$root/etc/cloister/roles
+
+# --- global options ---
+run "$ctl" --version
+check "--version prints the version and exits 0" test "$rc" = 0 -a "${out%% *}" = cloisterctl
+run "$ctl" --help
+check "--help lists every verb and exits 0" eval 'test $rc = 0 && for v in verify cat list doctor run; do has "$out" "  $v " || exit 1; done'
+run "$ctl"
+check "no command exits 2 (usage)" test "$rc" = 2
+run "$ctl" frobnicate
+check "unknown command exits 2 and names it" eval 'test $rc = 2 && has "$err" frobnicate'
+run "$ctl" --frobnicate list
+check "unknown global option exits 2" test "$rc" = 2
+run "$ctl" --root=relative list
+check "--root= with a relative directory exits 2" test "$rc" = 2
+
+# --- verify ---
+run C verify
+check "verify: exit 1 when any file has a problem" test "$rc" = 1
+check "verify: a generator refusal as file:line: key: reason" has "$err" "$R/broken.role:5: Invalid Memory= value \"lots\""
+check "verify: a drop-in re-opening PrivateNetwork= names the drop-in file:line" \
+        has "$err" "agent@reopen.service.d/10-net.conf:2: PrivateNetwork= re-opens a closed surface"
+check "verify: a missing sidecar socket names the Service= line" \
+        has "$err" "$R/nosock.role:6: Service=: sidecar socket $root/run/cloister/services/ghost/service.sock is missing"
+check "verify: a missing ReadOnlyMount= host path names its line" \
+        has "$err" "$R/nomount.role:6: ReadOnlyMount=: /srv/absent does not exist"
+check "verify: an unmaterialised dependency set names the project's Pip= line" \
+        has "$err" "$root/etc/cloister/projects/webapp.project:5: Pip=: dependency set not materialised"
+check "verify: a lockfile cloister-deps would refuse (no --hash) is reported with its file:line" \
+        has "$err" "$root/srv/unpinned/requirements.lock:1: the requirement has no --hash=sha256"
+check "verify: good, daemon (broker socket present) and done (materialised) are not reported" \
+        eval '! grep -qE "good.role|daemon.role|done.project" <<<"$err"'
+run C verify good daemon done
+check "verify NAME...: exit 0 and silent when those are fine" test "$rc" = 0 -a -z "$err$out"
+run C verify "$R/broken.role"
+check "verify FILE: exit 1 for a refused file given by path" eval 'test $rc = 1 && has "$err" "broken.role:5:"'
+cat > "$work/outside.role" <<'X'
+[Role]
+Exec=/usr/bin/true
+Bogus=1
+X
+run C verify "$work/outside.role"
+check "verify FILE: a file outside the configuration directories is checked as given" \
+        eval 'test $rc = 1 && has "$err" "outside.role:3:" && has "$err" Bogus'
+run C verify nosuch
+check "verify: an unknown name exits 1 and says so" eval 'test $rc = 1 && has "$err" nosuch'
+run C --json verify
+check "verify --json: valid JSON, ok=false, per-file problems" \
+        json '(not d["ok"]) and {f["name"]: f["ok"] for f in d["files"]}["good"] and not {f["name"]: f["ok"] for f in d["files"]}["broken"]'
+check "verify --json: exit 1 like the text form" test "$rc" = 1
+
+# cloister.conf refused: nothing is generated, every role fails (and $CLOISTER_CONFIG_PATH wins over --root)
+mkdir -p "$work/badconf/roles"
+printf '[Sandbox]\nMemory=infinity\n' > "$work/badconf/cloister.conf"
+cp "$R/good.role" "$work/badconf/roles/"
+run env CLOISTER_CONFIG_PATH="$work/badconf" "$ctl" --root="$root" verify
+check "verify: a refused cloister.conf is reported with file:line and fails every role" \
+        eval 'test $rc = 1 && has "$err" "$work/badconf/cloister.conf:2" && has "$err" "cloister.conf was refused"'
+check "verify: \$CLOISTER_CONFIG_PATH wins over --root= (no fixture role is read)" eval '! has "$err" broken.role'
+run env CLOISTER_CONFIG_PATH="$work/badconf" "$ctl" --root="$root" doctor
+check "doctor: a refused cloister.conf is broken, with its file:line, and the role is not generated" \
+        eval 'test $rc = 1 && has "$out" "cloister.conf: $work/badconf/cloister.conf:2" && grep -qE "^good +role +broken +refused " <<<"$out"'
+
+# --- cat ---
+run C cat good
+check "cat: exit 0 for a generated role" test "$rc" = 0
+check "cat: starts with the template's path, as systemctl cat does" \
+        test "$(head -n1 <<<"$out")" = "# $root/usr/lib/systemd/system/agent@.service"
+order=$(grep '^# /' <<<"$out" | sed "s|# $root||" | tr '\n' ' ')
+check "cat: drop-ins in systemd's order (by file name; /etc masks /usr/lib)" \
+        test "$order" = "/usr/lib/systemd/system/agent@.service /run/systemd/system/agent@good.service.d/10-after.conf /run/systemd/generator/agent@good.service.d/50-cloister.conf /etc/systemd/system/agent@.service.d/60-tune.conf "
+check "cat: the generated drop-in is rendered from the role (ExecStart of the shim with --role=good)" \
+        has "$out" "--role=good --network=none"
+check "cat: the generated drop-in carries the generator's header and SourcePath=" \
+        eval 'has "$out" "# Automatically generated by cloister-generator" && has "$out" "SourcePath=$R/good.role"'
+check "cat: the masked /usr/lib drop-in is not shown" eval '! has "$out" "Nice=10"'
+run C cat broken
+check "cat: a refused role exits 1, says why, still shows what systemd sees (no generated drop-in)" \
+        eval 'test $rc = 1 && has "$err" "broken.role:5" && has "$out" "# $root/usr/lib/systemd/system/agent@.service" && ! has "$out" "# $root/run/systemd/generator"'
+run C cat reopen
+check "cat: a role refused by a closed surface names the drop-in and shows it" \
+        eval 'test $rc = 1 && has "$err" "PrivateNetwork= re-opens" && has "$out" "PrivateNetwork=no"'
+check "cat: ... and the generator's refusal drop-in (the shim refuses with the reason)" \
+        eval 'has "$out" "# $root/run/systemd/generator/agent@reopen.service.d/50-cloister.conf" && has "$out" "--role=reopen \"--refuse="'
+run C cat nosuch
+check "cat: an unknown role exits 1" test "$rc" = 1
+run C cat
+check "cat: no ROLE exits 2" test "$rc" = 2
+run C --json cat good
+check "cat --json exits 2 (unit text only)" test "$rc" = 2
+
+# --- list ---
+run C list
+check "list: exit 0" test "$rc" = 0
+check "list piped: no header" eval '! has "$out" NAME'
+check "list: a role with mode, limits, grants, state unknown without systemd" \
+        eval 'grep -qE "^good +role +ok +none +1G +1\.5 +64 +service:inference +unknown$" <<<"$out"'
+check "list: a refused role" eval 'grep -qE "^broken +role +refused " <<<"$out"'
+check "list: a mode inherited from cloister.conf (DefaultNetwork=daemon-only)" \
+        eval 'grep -qE "^daemon +role +ok +daemon-only +512M +2 +128 " <<<"$out"'
+check "list: sidecars" eval 'grep -qE "^inference +sidecar " <<<"$out"'
+check "list: projects with their dependency sets" eval 'grep -qE "^webapp +project +ok .*deps:pip" <<<"$out"'
+check "list: a role of a project shows its dependency set as a grant" eval 'grep -qE "^coder +role .*deps:pip" <<<"$out"'
+run C --legend list
+check "list --legend: header line (no escapes into a pipe)" eval 'head -n1 <<<"$out" | grep -q "^NAME  *KIND.*CONFIG.*MODE.*MEMORY.*CPUS.*TASKS.*GRANTS.*STATE"'
+run C --json list
+check "list --json: valid JSON with the role's fields" \
+        json '[e for e in d if e["name"] == "good"][0] == {"name": "good", "kind": "role", "config": "ok", "mode": "none", "memory": "1G", "cpus": "1.5", "tasks": "64", "grants": ["service:inference"], "unit": "agent@good.service", "state": "unknown"}'
+run C list extra
+check "list: an argument exits 2" test "$rc" = 2
+
+# --- doctor ---
+run C doctor
+check "doctor: exit 1 when something is broken" test "$rc" = 1
+check "doctor: a refused role is broken, with the generator's reason" \
+        eval 'grep -qE "^broken +role +broken +refused " <<<"$out" && has "$out" "broken: $R/broken.role:5:"'
+check "doctor: a drop-in re-opening PrivateNetwork= refuses the role" \
+        eval 'grep -qE "^reopen +role +broken +refused " <<<"$out" && has "$out" "reopen: $root/etc/systemd/system/agent@reopen.service.d/10-net.conf:2: PrivateNetwork="'
+check "doctor: a missing sidecar socket (0 of 1 present)" eval 'grep -qE "^nosock +role +broken +yes +- +0/1 " <<<"$out"'
+check "doctor: present sockets (broker for daemon-only, sidecar for good)" \
+        eval 'grep -qE "^daemon +role +ok +yes +present " <<<"$out" && grep -qE "^good +role +ok +yes +- +1/1 " <<<"$out"'
+check "doctor: an unmaterialised project and its role" \
+        eval 'grep -qE "^webapp +project +broken +yes +- +- +missing" <<<"$out" && grep -qE "^coder +role +broken .* missing " <<<"$out"'
+check "doctor: a materialised project is fine" eval 'grep -qE "^done +project +ok +yes +- +- +ok" <<<"$out"'
+run C doctor --json
+check "doctor --json: valid, ok=false, materialised flags per set" \
+        json 'not d["ok"] and [i for i in d["items"] if i["name"] == "webapp"][0]["dependencies"][0]["materialised"] is False and [i for i in d["items"] if i["name"] == "done"][0]["dependencies"][0]["materialised"] is True'
+check "doctor --json: closed surface and socket presence are fields" \
+        json '"PrivateNetwork=" in [i for i in d["items"] if i["name"] == "reopen"][0]["closed_surface"] and [i for i in d["items"] if i["name"] == "nosock"][0]["services"][0]["present"] is False'
+if command -v systemd-analyze >/dev/null && systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
+        check "doctor: systemd-analyze security exposure of a generated unit" \
+                json '__import__("re").fullmatch(r"\d+\.\d [A-Z]+", [i for i in d["items"] if i["name"] == "good"][0]["exposure"] or "")'
+else
+        skip "doctor: systemd-analyze security exposure of a generated unit" "systemd-analyze with --offline not available"
+fi
+# a healthy tree: only the roles and projects without problems
+for f in broken reopen nosock nomount coder; do rm "$R/$f.role"; done
+rm "$root/etc/cloister/projects/webapp.project" "$root/etc/cloister/projects/unpinned.project"
+run C doctor
+check "doctor: exit 0 when nothing is broken" test "$rc" = 0
+run env CLOISTER_SYSTEMD_ANALYZE=/nonexistent "$ctl" --root="$root" doctor --json
+check "doctor: without systemd-analyze the exposure is unknown (null) and nothing fails" \
+        eval 'test $rc = 0 && json "[i for i in d[\"items\"] if i[\"name\"] == \"good\"][0][\"exposure\"] is None"'
+run C verify
+check "verify: exit 0 on a healthy tree" test "$rc" = 0
+run C doctor --bogus
+check "doctor: an unknown option exits 2" test "$rc" = 2
+
+tap_done

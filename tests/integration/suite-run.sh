@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Runs inside a throwaway systemd (nspawn-run.sh) as root: cloisterctl run, sealed transient
+# agent-run@ROLE.ID.service units started over D-Bus with the locked profile (§12).
+set -u
+. "$PAYLOAD/tap.sh"
+CFG=$CLOISTER_CFG
+FAKE=$PAYLOAD/extra/fake-openai.py
+mkdir -p "$CFG/roles" "$CFG/cloister.conf.d" /etc/credstore /srv/in /srv/out
+echo "input for the run" > /srv/in/data.txt
+chmod -R a+rX /srv/in
+
+# --- a fake upstream behind the broker, as in suite-broker.sh ---------------------------------
+coproc FAKEP { exec python3 "$FAKE" --port 0 --record /srv/upstream.jsonl --lifetime 300 --require-auth sk-run-secret; }
+read -r _ UP_PORT <&"${FAKEP[0]}"
+echo -n "sk-run-secret" > /etc/credstore/llm-key
+chmod 0600 /etc/credstore/llm-key
+cat > "$CFG/cloister.conf.d/50-test.conf" <<EOF
+[Sandbox]
+Memory=256M
+StopGrace=2s
+
+[LLM]
+Endpoint=http://127.0.0.1:$UP_PORT/v1
+Model=run-model
+APIKeyCredential=llm-key
+EOF
+
+role() { # NAME MODE [EXTRA LINES…]
+        local name=$1 mode=$2; shift 2
+        mkdir -p "/srv/out/$name" && chmod 0777 "/srv/out/$name"
+        { printf '[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=%s\nTimeout=2min\nInput=/srv/in\nOutput=/srv/out/%s\n' "$mode" "$name"
+          for l in "$@"; do echo "$l"; done; } > "$CFG/roles/$name.role"
+}
+role sealed none "Tasks=77" "CPUs=0.5" "ReadOnlyMount=/srv/in:/data"
+role daemon daemon-only
+role wide egress
+systemctl daemon-reload
+systemctl start cloister-broker.socket
+CTL=$(command -v cloisterctl)
+[ -n "$CTL" ] || { notok "cloisterctl is installed"; tap_done; exit 0; }
+
+# run OUTFILE ERRFILE ARGS…: cloisterctl run, stdin from /dev/null; prints the exit status
+run() {
+        local out=$1 err=$2; shift 2
+        "$CTL" run "$@" </dev/null >"$out" 2>"$err"
+        echo $?
+}
+
+# --- each sealed mode: exit status and output come back ---------------------------------------
+for r in sealed daemon; do
+        rc=$(run /srv/$r.out /srv/$r.err --wait --pipe --role $r -- /bin/sh -c \
+                'echo "net=$CLOISTER_NETWORK role=$CLOISTER_ROLE broker=${CLOISTER_BROKER_URL:-none}"; cat /input/data.txt; echo to-stderr >&2; exit 3')
+        check "$r: run --wait --pipe returns the command's exit status (rc=$rc)" [ "$rc" = 3 ]
+        check "$r: stdout comes back" grep -q "input for the run" /srv/$r.out
+        check "$r: stderr comes back" grep -q to-stderr /srv/$r.err
+        [ "$rc" = 3 ] || diag "$(cat /srv/$r.out /srv/$r.err)"
+done
+check "none: CLOISTER_NETWORK=none, CLOISTER_ROLE=sealed, no broker" grep -q "net=none role=sealed broker=none" /srv/sealed.out
+check "daemon-only: CLOISTER_NETWORK=daemon-only, broker URL on the loopback" grep -q "net=daemon-only role=daemon broker=http://127.0.0.1:7800" /srv/daemon.out
+rc=$(run /srv/arg.out /srv/arg.err --wait --pipe --role sealed -- /bin/echo 'a$b %i %% "q"')
+check "arguments arrive literally (\$, %, quotes) ($(cat /srv/arg.out))" [ "$(cat /srv/arg.out)" = 'a$b %i %% "q"' ]
+rc=$(run /srv/true.out /srv/true.err --wait --role sealed -- true)
+check "a bare command name is found in \$PATH; exit 0 (rc=$rc)" [ "$rc" = 0 ]
+
+# --- the sandbox is the role's ---------------------------------------------------------------
+rc=$(run /srv/sb.out /srv/sb.err --wait --pipe --role sealed -- /bin/sh -c \
+        'id -u; cat /proc/self/status | grep -E "^(NoNewPrivs|Seccomp|CapEff):"; touch /usr/x 2>/dev/null && echo usr-writable; touch /input/x 2>/dev/null && echo input-writable; touch /output/ok && echo output-writable; cat /data/data.txt')
+check "sandbox: not root" bash -c '[ "$(head -1 /srv/sb.out)" != 0 ]'
+check "sandbox: no new privileges, seccomp filter, no capabilities" bash -c \
+        'grep -q "NoNewPrivs:.1" /srv/sb.out && grep -q "Seccomp:.2" /srv/sb.out && grep -q "CapEff:.0000000000000000" /srv/sb.out'
+check "sandbox: read-only OS and /input, writable /output" bash -c \
+        '! grep -q usr-writable /srv/sb.out && ! grep -q input-writable /srv/sb.out && grep -q output-writable /srv/sb.out'
+check "sandbox: the role's ReadOnlyMount= is there" grep -q "input for the run" /srv/sb.out
+[ "$rc" = 0 ] || diag "$(cat /srv/sb.out /srv/sb.err)"
+
+# --- --output, --timeout, SIGTERM --------------------------------------------------------------
+mkdir -p /srv/run-out && chmod 0777 /srv/run-out
+rc=$(run /srv/o.out /srv/o.err --wait --role sealed --output /srv/run-out -- /bin/sh -c 'echo written > /output/result')
+check "--output replaces the role's Output= (rc=$rc)" [ "$(cat /srv/run-out/result 2>/dev/null)" = written ]
+rc=$(run /srv/to.out /srv/to.err --wait --role sealed --timeout 2s -- /bin/sleep 30)
+check "--timeout is terminal: exit status 124 (rc=$rc)" [ "$rc" = 124 ]
+rc=$(run /srv/tw.out /srv/tw.err --wait --role sealed --timeout 5min -- /bin/true)
+check "--timeout longer than the role's Timeout= is refused (rc=$rc)" [ "$rc" = 1 ]
+check "... with a message that says so" grep -q "would widen" /srv/tw.err
+
+rm -f /srv/run-out/ready /srv/run-out/got-term
+"$CTL" run --wait --role sealed --output /srv/run-out -- /bin/sh -c \
+        'trap "echo term > /output/got-term; exit 7" TERM; echo ready > /output/ready; while :; do sleep 0.1; done' \
+        </dev/null >/srv/sig.out 2>/srv/sig.err &
+ctl_pid=$!
+for (( i = 0; i < 100; i++ )); do [ -s /srv/run-out/ready ] && break; sleep 0.1; done
+kill -TERM "$ctl_pid"
+wait "$ctl_pid"
+rc=$?
+check "SIGTERM to cloisterctl reaches the command (its trap ran)" [ -s /srv/run-out/got-term ]
+check "... and cloisterctl exits with the command's status (rc=$rc)" [ "$rc" = 7 ]
+[ -s /srv/run-out/got-term ] || diag "$(cat /srv/sig.out /srv/sig.err)"
+
+# --- sealed runs: refused, narrowed, never widened ----------------------------------------------
+rc=$(run /srv/w.out /srv/w.err --wait --role wide -- /bin/true)
+check "an egress role is refused while RequireSealedRuns= holds (rc=$rc)" [ "$rc" = 1 ]
+check "... naming RequireSealedRuns" grep -q RequireSealedRuns /srv/w.err
+rc=$(run /srv/wn.out /srv/wn.err --wait --pipe --role wide --network=none -- /bin/sh -c 'echo "net=$CLOISTER_NETWORK"')
+check "an egress role narrowed with --network=none runs sealed (rc=$rc)" bash -c \
+        '[ "'"$rc"'" = 0 ] && grep -q net=none /srv/wn.out'
+rc=$(run /srv/n.out /srv/n.err --wait --role sealed --network=daemon-only -- /bin/true)
+check "--network=daemon-only for a none role is refused (rc=$rc)" [ "$rc" = 1 ]
+rc=$(run /srv/dn.out /srv/dn.err --wait --pipe --role daemon --network=none -- /bin/sh -c 'echo "net=$CLOISTER_NETWORK broker=${CLOISTER_BROKER_URL:-none}"')
+check "a daemon-only role narrowed to none has no broker (rc=$rc)" grep -q "net=none broker=none" /srv/dn.out
+echo -e "[Runtime]\nRequireSealedRuns=no" > "$CFG/cloister.conf.d/60-unsealed.conf"
+rc=$(run /srv/wu.out /srv/wu.err --wait --pipe --role wide -- /bin/sh -c 'echo "net=$CLOISTER_NETWORK"')
+if [ "$rc" = 125 ] && grep -q "IPAddressDeny= is not in effect" /srv/wu.err; then
+        skip "with RequireSealedRuns=no an egress role runs as egress" "IPAddressDeny= is not enforced on cgroup v1: the shim refuses egress here (exit 125), as for agent@"
+else
+        check "with RequireSealedRuns=no an egress role runs as egress (rc=$rc)" grep -q net=egress /srv/wu.out
+        [ "$rc" = 0 ] || diag "$(cat /srv/wu.err; journalctl -b -o cat | grep -i -e cloister-shim -e agent-run@wide | tail -8)"
+fi
+rm -f "$CFG/cloister.conf.d/60-unsealed.conf"
+rc=$(run /srv/def.out /srv/def.err --wait --pipe -- /bin/sh -c 'echo "net=$CLOISTER_NETWORK role=$CLOISTER_ROLE"')
+check "without --role: the built-in default, Network=none (rc=$rc)" grep -q "net=none role=default" /srv/def.out
+
+# --- the two renderers agree on a live system -------------------------------------------------
+"$CTL" run --role sealed -- /bin/sleep 60 </dev/null >/dev/null 2>/srv/live.err
+unit=$(sed -n 's/^Running as unit: //p' /srv/live.err)
+inst=${unit#agent-run@}; inst=${inst%.service}
+PROPS="Type NotifyAccess KillMode Restart DynamicUser PrivateUsers NoNewPrivileges CapabilityBoundingSet
+AmbientCapabilities SecureBits ProtectSystem ProtectHome PrivateTmp PrivateDevices DevicePolicy PrivateNetwork
+PrivateIPC PrivateMounts ProtectKernelTunables ProtectKernelModules ProtectKernelLogs ProtectClock
+ProtectHostname ProtectControlGroups ProtectProc ProcSubset RestrictNamespaces RestrictSUIDSGID
+RestrictRealtime LockPersonality MemoryDenyWriteExecute KeyringMode RemoveIPC UMask LimitCORE LimitCORESoft
+SystemCallArchitectures SystemCallFilter SystemCallErrorNumber RestrictAddressFamilies IPAddressDeny
+IPAddressAllow TemporaryFileSystem InaccessiblePaths BindPaths BindReadOnlyPaths MemoryMax MemorySwapMax
+TasksMax CPUQuotaPerSecUSec RuntimeMaxUSec TimeoutStopUSec StandardOutput StandardError RequiresMountsFor"
+if [ -n "$unit" ] && [ "$(systemctl show -P ActiveState "$unit")" = active ]; then
+        ok "a run without --wait is active as $unit"
+        for p in $PROPS; do
+                a=$(systemctl show -P "$p" agent@sealed.service)
+                b=$(systemctl show -P "$p" "$unit" | sed "s/$inst/sealed/g")
+                if [ "$p" = RequiresMountsFor ]; then # a set: systemd prints it in hash order
+                        a=$(tr ' ' '\n' <<<"$a" | sort | xargs) b=$(tr ' ' '\n' <<<"$b" | sort | xargs)
+                fi
+                if [ "$a" = "$b" ]; then ok "live: $p agrees"; else notok "live: $p agrees"; diag "agent@sealed: $a"; diag "$unit: $b"; fi
+        done
+        check "live: the run's private /tmp is its own mount" bash -c "findmnt -n /run/cloister/tmp/$inst >/dev/null"
+        systemctl stop "$unit"
+else
+        notok "a run without --wait is active ($(cat /srv/live.err))"
+fi
+
+# --- daemon-only: the broker attributes a run to its role ---------------------------------------
+rc=$(run /srv/b.out /srv/b.err --wait --pipe --role daemon -- /usr/bin/curl -s -o /dev/null -w '%{http_code}' \
+        -H 'Content-Type: application/json' -d '{"model":"x","messages":[{"role":"user","content":"hi"}]}' \
+        http://127.0.0.1:7800/v1/chat/completions)
+check "daemon-only run reaches the broker (HTTP $(cat /srv/b.out), rc=$rc)" [ "$(cat /srv/b.out)" = 200 ]
+sleep 0.5
+check "the broker's audit record names role daemon and the agent-run@ unit" bash -c \
+        'journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b CLOISTER_ROLE=daemon -o verbose | grep -q "CLOISTER_UNIT=agent-run@daemon\.[0-9a-f]*\.service"'
+check "the upstream saw the role's model and the injected key" bash -c \
+        'grep -q run-model /srv/upstream.jsonl && grep -q "Bearer sk-run-secret" /srv/upstream.jsonl'
+
+tap_done
