@@ -17,8 +17,9 @@ cloister.conf masks it) and the rendered agent@.service in /usr/lib/systemd/syst
 Assertions are comment lines "## assert-NAME ARG…" in any file of the case (shell-like
 quoting; backslashes are literal, so "run-cloister-var\\x2dtmp-x.mount" is written as
 is, except that "\\n" is a newline). FILE is relative to the generator's output
-directory. @ROOT@, @SHIM@ (the shim path the template names) and @TEMPLATE@ (the
-installed template path) are substituted.
+directory. @ROOT@, @SHIM@ (the shim path the template names), @LIBEXEC@ (its directory,
+where cloister-sidecar and cloister-deps live too) and @TEMPLATE@ (the installed template
+path) are substituted.
 
   assert-failed | assert-success            exit status 1 | 0 (0 is implied)
   assert-stderr-contains TEXT | assert-stderr-not-contains TEXT | assert-stderr-empty
@@ -276,7 +277,8 @@ class Runner:
         return self.run(root, dirs)
 
     def subst(self, s, root):
-        for k, v in (("\\n", "\n"), ("@ROOT@", root), ("@SHIM@", self.shim), ("@TEMPLATE@", self.opts.template_path)):
+        for k, v in (("\\n", "\n"), ("@ROOT@", root), ("@SHIM@", self.shim),
+                     ("@LIBEXEC@", os.path.dirname(self.shim)), ("@TEMPLATE@", self.opts.template_path)):
             s = s.replace(k, v)
         return s
 
