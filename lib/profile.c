@@ -403,9 +403,16 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
                 if (r >= 0)
                         r = unit_settings_add(s, "Unit", "After", "cloister-broker.socket");
         }
-        STRV_FOREACH(svc, role->services)
+        STRV_FOREACH(svc, role->services) {
+                /* The socket unit makes the directory: ordering after it means a sidecar added
+                 * after boot is there when the sandbox is set up ("-" would skip it silently). */
                 if (r >= 0)
                         r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-/run/cloister/services/%s", *svc);
+                if (r >= 0)
+                        r = unit_settings_addf(s, "Unit", "Wants", "sidecar@%s.socket", *svc);
+                if (r >= 0)
+                        r = unit_settings_addf(s, "Unit", "After", "sidecar@%s.socket", *svc);
+        }
         if (r >= 0)
                 r = add_deps(s, role);
         return r;
