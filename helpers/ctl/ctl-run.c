@@ -242,6 +242,11 @@ static char *new_run_id(void) {
         return id;
 }
 
+static bool endswith_str(const char *s, const char *suffix) {
+        size_t l = strlen(s), n = strlen(suffix);
+        return l >= n && streq(s + l - n, suffix);
+}
+
 /* The profile is closed for runs as for agent@ROLE (§6): a role refused for an admin drop-in
  * that re-opens a closed surface is refused here too, and so is any admin unit file or
  * drop-in for agent-run@ units (there is no reason to have one). */
@@ -259,9 +264,12 @@ static int check_closed_surfaces(const Role *role) {
         closed_surface_index_done(&idx);
         STRV_FOREACH(d, unit_dirs) {
                 _cleanup_(closedir_p) DIR *dir = r >= 0 ? opendir(*d) : NULL;
+                /* the unit files there are the runs themselves, made by this command */
+                bool transient = endswith_str(*d, "/systemd/transient");
                 struct dirent *de;
                 while (dir && (de = readdir(dir)))
-                        if (startswith(de->d_name, "agent-run@") || startswith(de->d_name, "agent-.service"))
+                        if ((startswith(de->d_name, "agent-run@") || startswith(de->d_name, "agent-.service")) &&
+                            !(transient && !endswith_str(de->d_name, ".d")))
                                 return log_error_errno(EPERM, "%s/%s: admin units and drop-ins for agent-run@ would re-open the locked profile of runs; refusing to start one.",
                                                        *d, de->d_name);
         }

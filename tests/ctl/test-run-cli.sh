@@ -53,6 +53,16 @@ rm -r "$units/agent@sealed.service.d"
 mkdir -p "$units/agent-run@.service.d"
 refused "an admin drop-in directory for agent-run@" 1 "admin units and drop-ins for agent-run@" --role sealed -- /bin/true
 rmdir "$units/agent-run@.service.d"
+# the unit files of earlier runs in /run/systemd/transient are not admin units
+mkdir -p "$work/transient"
+touch "$work/transient/agent-run@sealed.0123456789abcdef.service"
+SYSTEMD_UNIT_PATH=$units:$work/systemd/transient
+mkdir -p "$work/systemd" && mv "$work/transient" "$work/systemd/transient"
+R --role sealed -- /bin/true
+check "an earlier run's transient unit file is not taken for an admin unit" bash -c '! grep -q "admin units" <<<"$1"' _ "$err"
+mkdir -p "$work/systemd/transient/agent-run@sealed.0123456789abcdef.service.d"
+refused "a drop-in for a transient run is" 1 "admin units and drop-ins for agent-run@" --role sealed -- /bin/true
+export SYSTEMD_UNIT_PATH=$units
 printf '' > "$cfg/cloister.conf"
 refused "the built-in default role needs Memory= in cloister.conf" 1 "needs Memory=" -- /bin/true
 printf '[Sandbox]\nMemory=1G\n' > "$cfg/cloister.conf"
