@@ -19,18 +19,19 @@ jobs=${3:-$(nproc)}
 shift $(( $# < 3 ? $# : 3 ))
 work=${FUZZ_WORK:-/var/tmp/cloister-fuzz}
 
-meson compile -C "$build" >/dev/null
 # name, executable, seed directory of every test in suite "fuzz"
 mapfile -t rows < <(meson introspect "$build" --tests | python3 -c '
 import json, sys
 for t in json.load(sys.stdin):
-    if "fuzz" in t["suite"]:
+    if "cloister:fuzz" in t["suite"]:
         print(t["name"], t["cmd"][1], t["cmd"][2])')
 [ ${#rows[@]} -gt 0 ] || { echo "no fuzz targets in $build (configure it with -Dfuzz=true)" >&2; exit 1; }
+meson compile -C "$build" $(printf '%s\n' "${rows[@]}" | cut -d' ' -f1) >/dev/null
 
 found=0
 for row in "${rows[@]}"; do
         read -r name exe seeds <<<"$row"
+        [[ $exe = /* ]] || exe=$(cd "$build" && pwd)/$exe
         if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then
                 continue
         fi
@@ -39,10 +40,10 @@ for row in "${rows[@]}"; do
         ( cd "$work/$name" &&
           "$exe" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -max_len=4096 -timeout=20 \
                 -rss_limit_mb=2048 -error_exitcode=1 -artifact_prefix="$work/$name/artifacts/" \
-                corpus "$seeds" > "$work/$name/log" 2>&1 ) || true
+                corpus "$seeds" > "$work/$name/log" 2>&1 ) || found=1
         n=$(find "$work/$name/corpus" -type f | wc -l)
         crashes=$(find "$work/$name/artifacts" -type f | wc -l)
-        echo "   corpus: $n inputs; crashes, leaks, timeouts: $crashes"
+        echo "   corpus: $n inputs; crashes, leaks, timeouts: $crashes; $(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$work/$name/log" || tail -n 1 "$work/$name/log")"
         [ "$crashes" = 0 ] || { found=1; ls "$work/$name/artifacts"; }
 done
 exit "$found"
