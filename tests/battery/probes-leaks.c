@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,23 +174,23 @@ static bool pseudo_device(const char *name) {
         return false;
 }
 
-PROBE(devices) {
-        DIR *d = opendir("/dev");
-        struct dirent *de;
-        char extra[300] = "";
+static char device_nodes[300];
 
-        if (!d)
-                return failed(r, "/dev: %s", strerrorname_np(errno));
-        while ((de = readdir(d))) {
-                struct stat st;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                    !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) || pseudo_device(de->d_name))
-                        continue;
-                append(extra, sizeof extra, "%s ", de->d_name);
-        }
-        closedir(d);
-        if (*extra)
-                opened(r, "device nodes: %s", extra);
+static int visit_dev(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        if (type == FTW_D && streq(path, "/dev/pts"))
+                return FTW_SKIP_SUBTREE;
+        if ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) && !(ftw->level == 1 && pseudo_device(path + ftw->base)))
+                append(device_nodes, sizeof device_nodes, "%s ", path);
+        return FTW_CONTINUE;
+}
+
+/* Every device node under /dev but the pseudo devices at its top (the terminals under
+ * /dev/pts are the sandbox's own). */
+PROBE(devices) {
+        if (nftw("/dev", visit_dev, 16, FTW_PHYS | FTW_ACTIONRETVAL) < 0)
+                return failed(r, "nftw /dev: %s", strerrorname_np(errno));
+        if (*device_nodes)
+                opened(r, "device nodes: %s", device_nodes);
         else
                 blocked(r, "only the pseudo devices");
 }
