@@ -137,7 +137,8 @@ qemu_pidfile=$work/qemu.pid
 t0=$(now_ms)
 {
         set +e
-        timeout -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp "$SMP" \
+        # --foreground: qemu stays in this process group, which meson kills on its own timeout
+        timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp "$SMP" \
                 -nodefaults -no-user-config -display none -no-reboot -pidfile "$qemu_pidfile" \
                 -serial stdio -kernel "$kernel" -initrd "$CACHE/initrd.img" -append "$append" \
                 -virtfs local,path=/,mount_tag=vmroot,security_model=passthrough,readonly=on,multidevs=remap \
@@ -150,7 +151,9 @@ t0=$(now_ms)
                 done > "$work/serial.log"
         echo "${PIPESTATUS[0]}" > "$work/qemu.rc"
 } &
-wait $! || true
+# (polled, not "wait": bash 5.2 can die of a TERM that arrives during "wait" without running
+# the trap, which would leave qemu behind)
+while [ ! -e "$work/qemu.rc" ] && kill -0 $! 2>/dev/null; do sleep 0.2; done
 total=$(( $(now_ms) - t0 ))
 rc=$(cat "$work/qemu.rc" 2>/dev/null || echo '?')
 
