@@ -36,11 +36,13 @@ for row in "${rows[@]}"; do
                 continue
         fi
         mkdir -p "$work/$name/corpus" "$work/$name/artifacts"
+        dict=()
+        [ -e "$seeds.dict" ] && dict=(-dict="$seeds.dict")
         echo "== $name: ${seconds}s, $jobs jobs, corpus $work/$name/corpus"
         ( cd "$work/$name" &&
           "$exe" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -max_len=4096 -timeout=20 \
                 -rss_limit_mb=2048 -error_exitcode=1 -artifact_prefix="$work/$name/artifacts/" \
-                corpus "$seeds" > "$work/$name/log" 2>&1 ) || found=1
+                "${dict[@]}" corpus "$seeds" > "$work/$name/log" 2>&1 ) || found=1
         n=$(find "$work/$name/corpus" -type f | wc -l)
         crashes=$(find "$work/$name/artifacts" -type f | wc -l)
         echo "   corpus: $n inputs; crashes, leaks, timeouts: $crashes; $(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$work/$name/log" || tail -n 1 "$work/$name/log")"

@@ -9,9 +9,11 @@ shift 3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus" "$work/artifacts"
+dict=()
+[ -e "$seeds.dict" ] && dict=(-dict="$seeds.dict")   # corpus/<corpus>.dict, if there is one
 rc=0
 "$fuzzer" -runs="$runs" -max_len=4096 -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 \
-        -artifact_prefix="$work/artifacts/" "$@" "$work/corpus" "$seeds" >"$work/log" 2>&1 || rc=$?
+        -artifact_prefix="$work/artifacts/" "${dict[@]}" "$@" "$work/corpus" "$seeds" >"$work/log" 2>&1 || rc=$?
 tail -n 25 "$work/log"
 for a in "$work"/artifacts/*; do
         [ -e "$a" ] || continue
