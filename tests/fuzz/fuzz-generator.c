@@ -82,7 +82,8 @@ static char *tree_dump(const char *dir, char ***names, size_t *n) {
         tree_prefix = strlen(dir) + 1;
         if (nftw(dir, tree_collect, 16, FTW_PHYS) < 0)
                 abort();
-        qsort(tree_names, tree_n, sizeof(char *), str_cmp);
+        if (tree_n > 0) /* qsort(NULL, 0, …) is undefined */
+                qsort(tree_names, tree_n, sizeof(char *), str_cmp);
         f = open_memstream(&s, &len);
         if (!f)
                 abort();

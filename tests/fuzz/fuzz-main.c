@@ -80,7 +80,8 @@ static int run_path(const char *path, unsigned *count) {
                         break;
                 n++;
         }
-        qsort(names, n, sizeof(char *), name_cmp);
+        if (n > 0)
+                qsort(names, n, sizeof(char *), name_cmp);
         for (size_t i = 0; i < n; i++) {
                 if (r >= 0)
                         r = run_path(names[i], count);
