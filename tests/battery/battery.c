@@ -5,6 +5,7 @@
  *
  *   # verdict NAME blocked|open|error|n/a control=CONTROL DETAIL
  *   # directive NAME DIRECTIVE
+ *   # elapsed NAME MS ms
  *
  * A seccomp kill of the child (SIGSYS) counts as blocked. tests/integration/suite-battery.sh
  * runs it in sealed units (every probe must be blocked) and, per CONTROL, in a unit with the
@@ -22,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "battery.h"
@@ -42,7 +44,7 @@ static const Probe probes[] = {
         P("net.dns", "no name resolution through the host's resolver", "PrivateNetwork=", "private-network", MODE_ALL, dns),
         P("net.metadata", "cloud metadata 169.254.169.254 unreachable", "PrivateNetwork= + IPAddressDeny=", "private-network-ip", MODE_ALL, metadata),
         /* IPC */
-        P("ipc.socket-walk", "no socket under / accepts a connection (but the broker's in daemon-only)", "TemporaryFileSystem=/run:ro", "run-tmpfs", MODE_ALL, socket_walk),
+        P("ipc.socket-walk", "no socket under / (but /usr) accepts a connection (nor the broker's, in none)", "TemporaryFileSystem=/run:ro", "run-tmpfs", MODE_ALL, socket_walk),
         P("ipc.dbus", "D-Bus system bus unreachable", "TemporaryFileSystem=/run:ro", "run-tmpfs", MODE_ALL, dbus),
         P("ipc.journald", "journald's sockets unreachable", "TemporaryFileSystem=/run:ro", "run-tmpfs", MODE_ALL, journald),
         P("ipc.resolved", "systemd-resolved's varlink socket unreachable", "TemporaryFileSystem=/run:ro", "run-tmpfs", MODE_ALL, resolved),
@@ -107,6 +109,7 @@ static const Probe probes[] = {
 #undef P
 
 static FILE *copy_out; /* --output: the TAP also goes here */
+static const char *only_control; /* --only: the probes of one negative control */
 
 static void vset(Result *r, Verdict v, const char *fmt, va_list ap) {
         r->verdict = v;
@@ -297,16 +300,35 @@ static void run_in_child(Battery *b, const Probe *p, Result *ret) {
                         *c = ' ';
 }
 
-static int run_battery(Battery *b) {
-        unsigned n = 0, bad = 0;
+static bool selected(const Probe *p) {
+        return !only_control || streq(p->control, only_control);
+}
 
-        emit("TAP version 13\n1..%zu\n", ELEMENTSOF(probes));
+static uint64_t now_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static int run_battery(Battery *b) {
+        unsigned n = 0, bad = 0, total = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(probes); i++)
+                total += selected(&probes[i]);
+        if (total == 0) {
+                fprintf(stderr, "battery: no probe belongs to the control \"%s\".\n", only_control);
+                return 2;
+        }
+        emit("TAP version 13\n1..%u\n", total);
         emit("# battery: mode=%s uid=%u pid=%d\n", b->mode == MODE_NONE ? "none" : "daemon-only",
              (unsigned) getuid(), (int) getpid());
         for (size_t i = 0; i < ELEMENTSOF(probes); i++) {
                 const Probe *p = &probes[i];
+                uint64_t t0 = now_ms();
                 Result r;
 
+                if (!selected(p))
+                        continue;
                 n++;
                 if (!(p->modes & b->mode)) {
                         r = (Result) { .verdict = VERDICT_NA, .detail = "opened by design in this mode" };
@@ -320,6 +342,7 @@ static int run_battery(Battery *b) {
                 }
                 emit("# verdict %s %s control=%s %s\n", p->name, verdict_to_string(r.verdict), p->control, r.detail);
                 emit("# directive %s %s\n", p->name, p->directive);
+                emit("# elapsed %s %llu ms\n", p->name, (unsigned long long) (now_ms() - t0));
         }
         emit("# battery: %u of %u probes not blocked\n", bad, n);
         return bad == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -358,6 +381,7 @@ static int usage(void) {
         fprintf(stderr,
                 "Usage: battery [--mode=none|daemon-only] --tmp-max=SIZE --shm-max=SIZE [--host-filters=N]\n"
                 "               [--port=N] [--abstract=NAME] [--home-marker=PATH] [--dns-name=NAME] [--output=FILE]\n"
+                "               [--only=CONTROL]\n"
                 "Runs the escape battery as the agent of a cloister sandbox; the mode defaults to $CLOISTER_NETWORK.\n");
         return 2;
 }
@@ -373,6 +397,7 @@ int main(int argc, char *argv[]) {
                 { "home-marker", required_argument, NULL, 'h' },
                 { "dns-name", required_argument, NULL, 'd' },
                 { "output", required_argument, NULL, 'o' },
+                { "only", required_argument, NULL, 'O' },
                 {}
         };
         Battery b = {
@@ -397,6 +422,7 @@ int main(int argc, char *argv[]) {
                 case 'h': b.home_marker = optarg; break;
                 case 'd': b.dns_name = optarg; break;
                 case 'o': output = optarg; break;
+                case 'O': only_control = optarg; break;
                 default: return usage();
                 }
         if (optind != argc || parse_mode(mode, &b.mode) < 0 || b.tmp_max == 0 || b.shm_max == 0)
