@@ -42,6 +42,7 @@ typedef struct Probe {
         const char *control;    /* the negative control (tests/integration/suite-battery.sh) */
         Mode modes;             /* where it must be closed; elsewhere the mode opens it */
         ProbeFunc run;
+        unsigned timeout_sec;   /* 0: the default */
 } Probe;
 
 /* Setting a verdict: the last call wins. */
@@ -53,7 +54,8 @@ void failed(Result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * that the kernel, if reached, answers something else than EPERM (or succeeds harmlessly). */
 void gate(Result *r, const char *call, long ret, int err);
 
-/* Helpers shared by the probe files. */
+/* Helpers shared by the probe files. connect_unix() counts a listener whose backlog is
+ * full (EAGAIN) as reached. */
 bool status_field(const char *key, char *buf, size_t size);
 int connect_unix(const char *path, bool abstract);
 int for_each_mount(void (*f)(const char *target, const char *fstype, bool rw, void *userdata), void *userdata);
