@@ -119,11 +119,25 @@ Output=$OUT/$1
 EOF
 }
 
-# verdict FILE PROBE → "VERDICT DETAIL…"; probes FILE → every probe name
-verdict() { sed -n "s/^# verdict $2 \([^ ]*\) control=[^ ]* \(.*\)$/\1 \2/p" "$1"; }
-probes() { sed -n 's/^# verdict \([^ ]*\) .*/\1/p' "$1"; }
-control_of() { sed -n "s/^# verdict $2 [^ ]* control=\([^ ]*\) .*/\1/p" "$1"; }
-directive_of() { sed -n "s/^# directive $2 //p" "$1"; }
+# load RUN FILE: the battery's machine-readable lines into VERDICT[RUN/PROBE] ("VERDICT
+# DETAIL…"), CONTROL[PROBE], DIRECTIVE[PROBE] and, in order, PROBES[RUN] (pure bash: in the
+# VM tier every process costs)
+declare -A VERDICT CONTROL DIRECTIVE PROBES
+load() {
+        local run=$1 line rest name
+        PROBES[$run]=
+        while IFS= read -r line; do
+                case $line in
+                "# verdict "*)
+                        rest=${line#"# verdict "}; name=${rest%% *}; rest=${rest#* }
+                        VERDICT[$run/$name]="${rest%% *} ${rest#* control=* }"
+                        rest=${rest#* control=}; CONTROL[$name]=${rest%% *}
+                        PROBES[$run]+="$name " ;;
+                "# directive "*)
+                        rest=${line#"# directive "}; DIRECTIVE[${rest%% *}]=${rest#* } ;;
+                esac
+        done < "$2"
+}
 
 # --- sealed runs --------------------------------------------------------------------------
 sealed() { # ROLE MODE
@@ -135,16 +149,17 @@ sealed() { # ROLE MODE
                 journalctl -b -u "agent@$role.service" --no-pager | tail -20 | sed 's/^/# /'
                 return 1
         fi
-        total=$(probes "$tap" | wc -l)
+        load "$role" "$tap"
+        total=$(wc -w <<<"${PROBES[$role]}")
         check "$mode: the battery ran $total probes as agent@$role (at least 35)" [ "$total" -ge 35 ]
         check "$mode: the battery saw CLOISTER_NETWORK=$mode (from the shim)" grep -q "^# battery: mode=$mode " "$tap"
         sed -n 's/^# elapsed \([^ ]*\) \([0-9]\{4,\}\) ms$/# slow probe in \1: \2 ms/p' "$tap"
-        for p in $(probes "$tap"); do
-                v=$(verdict "$tap" "$p")
+        for p in ${PROBES[$role]}; do
+                v=${VERDICT[$role/$p]:-}
                 case $v in
-                blocked*) ok "$mode: $p blocked ($(directive_of "$tap" "$p")) — ${v#blocked }" ;;
+                blocked*) ok "$mode: $p blocked (${DIRECTIVE[$p]}) — ${v#blocked }" ;;
                 n/a*)     skip "$mode: $p" "opened by design in $mode" ;;
-                *)        notok "$mode: $p blocked ($(directive_of "$tap" "$p")) — got: $v" ;;
+                *)        notok "$mode: $p blocked (${DIRECTIVE[$p]}) — got: $v" ;;
                 esac
         done
 }
@@ -264,18 +279,18 @@ run_control() { # NAME BASE EDITS
 
 # flips CONTROL: each probe tied to CONTROL is open in it
 flips() { # CONTROL ROLE
-        local ctl=$1 sealed=$OUT/battery-none/sealed.tap tap=$OUT/$2/ctl-$1.tap
-        local ref=$OUT/battery-none/reference.tap p v rv
-        for p in $(probes "$sealed"); do
-                v=$(verdict "$tap" "$p")
-                [ "$(control_of "$sealed" "$p")" = "$ctl" ] || continue
-                rv=$(verdict "$ref" "$p")
+        local ctl=$1 p v rv
+        load "ctl-$ctl" "$OUT/$2/ctl-$ctl.tap"
+        for p in ${PROBES[battery-none]}; do
+                [ "${CONTROL[$p]}" = "$ctl" ] || continue
+                v=${VERDICT[ctl-$ctl/$p]:-}
+                rv=${VERDICT[reference/$p]:-}
                 if [[ $v == open* ]]; then
-                        ok "control $ctl ($(directive_of "$sealed" "$p") removed): $p opens — ${v#open }"
+                        ok "control $ctl (${DIRECTIVE[$p]} removed): $p opens — ${v#open }"
                 elif [[ $rv != open* ]]; then
                         skip "control $ctl: $p opens" "the ${CLOISTER_TIER:-nspawn} tier closes it even in an unhardened unit (reference: $rv)"
                 else
-                        notok "control $ctl ($(directive_of "$sealed" "$p") removed): $p opens — got: $v"
+                        notok "control $ctl (${DIRECTIVE[$p]} removed): $p opens — got: $v"
                 fi
         done
         return 0
@@ -302,6 +317,7 @@ sealed battery-daemon daemon-only
 
 if run_unit reference battery-none none yes "" -- "${REFERENCE[@]}"; then
         ok "reference unit (no hardening) ran the battery"
+        load reference "$OUT/battery-none/reference.tap"
 else
         notok "reference unit (no hardening) ran the battery"
 fi
@@ -313,7 +329,6 @@ systemd-run --quiet --unit=battery-mounts \
         -p "RequiresMountsFor=/run/cloister/tmp/battery-daemon /run/cloister/var-tmp/battery-daemon" \
         -- sleep 900
 
-sealed_tap=$OUT/battery-none/sealed.tap
 for entry in "${CONTROLS[@]}"; do
         IFS='|' read -r name base edits <<<"$entry"
         if ! run_control "$name" "$base" "$edits"; then
@@ -323,8 +338,12 @@ for entry in "${CONTROLS[@]}"; do
         if [ "$name" = baseline ]; then
                 # The derivation itself: with nothing removed, nothing opens (but the
                 # environment, which the shim cleans and a control unit has no shim for).
-                opened=$(sed -n 's/^# verdict \([^ ]*\) \(open\|error\) .*/\1/p' "$OUT/battery-none/ctl-baseline.tap" |
-                         grep -vx leak.environment | tr '\n' ' ')
+                load ctl-baseline "$OUT/battery-none/ctl-baseline.tap"
+                opened=
+                for p in ${PROBES[ctl-baseline]}; do
+                        v=${VERDICT[ctl-baseline/$p]:-}
+                        [[ $v == open* || $v == error* ]] && [ "$p" != leak.environment ] && opened+="$p "
+                done
                 check "control baseline (the generated unit as transient properties, nothing removed): all closed${opened:+ — open: $opened}" \
                         [ -z "$opened" ]
                 continue
@@ -333,7 +352,7 @@ for entry in "${CONTROLS[@]}"; do
 done
 
 # Every control the battery names is defined here.
-for c in $(sed -n 's/^# verdict [^ ]* [^ ]* control=\([^ ]*\) .*/\1/p' "$sealed_tap" | sort -u); do
+for c in $(printf '%s\n' "${CONTROL[@]}" | sort -u); do
         printf '%s\n' "${CONTROLS[@]}" | grep -q "^$c|" || notok "control $c is defined in suite-battery.sh"
 done
 
