@@ -93,7 +93,9 @@ prepare() {
         exec 9> "$CACHE/.lock"
         flock -w 900 9 || die "cannot lock $CACHE"
         stamp=$(sha256sum "$here/vm-init.sh" "$0" | sha256sum | cut -c1-16)
-        if [ ! -f "$CACHE/.kernel.ok" ] || [ ! -s "$CACHE/kver" ]; then
+        if [ ! -f "$CACHE/.kernel.ok" ] || [ ! -s "$CACHE/kver" ] ||
+                [ ! -f "$CACHE/kernel/lib/modules/$(cat "$CACHE/kver")/modules.dep" ] ||
+                [ ! -f "$CACHE/kernel/boot/vmlinuz-$(cat "$CACHE/kver")" ]; then
                 rm -f "$CACHE/.initrd.ok"
                 prepare_kernel
                 touch "$CACHE/.kernel.ok"

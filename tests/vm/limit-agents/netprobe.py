@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # netprobe.py OUT TARGETS: for each line "NAME,tcp,HOST,PORT" or "NAME,udp,GROUP,PORT" of the
 # file TARGETS, one line "NAME=RESULT" in OUT.
-# tcp: "connected <greeting>" or "blocked <why>" (2 s timeout: a filtered SYN just vanishes);
+# tcp: "connected <greeting>" or "blocked <why>" (4 s timeout: a filtered SYN just vanishes);
 # udp: "sent" or "send-failed <errno>" (whether it arrived, only the receiver can tell).
 import errno
 import socket
@@ -15,7 +15,7 @@ for arg in open(sys.argv[2]).read().split():
     try:
         if kind == "tcp":
             s = socket.socket(fam, socket.SOCK_STREAM)
-            s.settimeout(2)
+            s.settimeout(4)
             s.connect((host, int(port)))
             lines.append("%s=connected %s" % (name, s.recv(64).decode(errors="replace").strip()))
         else:
