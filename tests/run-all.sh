@@ -1,8 +1,9 @@
 #!/bin/bash
 # The whole test suite, as CI runs it (as root, on Debian 12): installs what is missing,
 # builds with -Werror, runs every tier (unit, generator, nspawn real-systemd, and the qemu VM
-# tier with real cgroup v2 limits: tests/vm/README.md), then the unit
-# and generator tiers again under ASan+UBSan, then a bounded run of each libFuzzer target.
+# tier with real cgroup v2 limits: tests/vm/README.md), then the unit and generator tiers
+# again under valgrind and under ASan+UBSan (and the broker's nspawn suite with the ASan
+# build), then a bounded run of each libFuzzer target (docs/security.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps
