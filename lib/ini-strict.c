@@ -16,6 +16,10 @@ typedef struct IniState {
         void *userdata;
 } IniState;
 
+/* inih's MAX_SECTION (ini.c, not exported): it cuts a longer section name for the key lines
+ * below it, while report_section() hands the handler the whole name. */
+#define INIH_MAX_SECTION 50
+
 size_t ini_strict_max_line(void) {
         /* inih hands the reader INI_MAX_LINE bytes; fgets() semantics leave room for the
          * newline and the terminating NUL. */
@@ -54,6 +58,8 @@ static const char *line_check(const char *s, size_t len, unsigned lineno) {
                 const char *e = strchr(s, ']');
                 if (!e || e == s + 1)
                         return "malformed section header";
+                if ((size_t) (e - s - 1) >= INIH_MAX_SECTION)
+                        return "section name too long for inih";
                 if (e[1 + strspn(e + 1, " \t\r")] != 0)
                         return "text after section header";
                 return NULL;

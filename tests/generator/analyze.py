@@ -36,6 +36,7 @@ Output is TAP. Usage:
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -152,6 +153,10 @@ def man_path(tmp, mandirs):
     return top if found else None
 
 
+# A command the generator runs under (meson test --setup=valgrindgenerator sets it).
+WRAPPER = shlex.split(os.environ.get("CLOISTER_TEST_WRAPPER", ""))
+
+
 def run(cmd, env=None, timeout=120):
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
@@ -183,7 +188,7 @@ def generate(opts, tmp, tap):
                 f.write(body)
     env = dict(os.environ, CLOISTER_CONFIG_PATH=conf, SYSTEMD_UNIT_PATH=f"{units}:{gen}",
                SYSTEMD_LOG_TARGET="console")
-    rc, out, err = run([opts.generator, gen, gen + ".early", gen + ".late"], env=env)
+    rc, out, err = run(WRAPPER + [opts.generator, gen, gen + ".early", gen + ".late"], env=env)
     # Exit status 1: the "refused" role is refused on purpose; nothing else may be.
     unexpected = [l for l in err.splitlines() if "Role refused refuses to start" not in l]
     tap.point(all(os.path.isfile(os.path.join(gen, u)) for n in SIDECARS

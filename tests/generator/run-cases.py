@@ -64,6 +64,8 @@ UNIT_DIRS = ["etc/systemd/system.control", "run/systemd/system.control", "run/sy
              "usr/lib/systemd/system", GEN_LATE]
 ADMIN_CONFIG = {"cloister.conf", "cloister.conf.d", "roles", "projects", "sidecars"}
 TIMEOUT = 30
+# A command the generator runs under (meson test --setup=valgrindgenerator sets it).
+WRAPPER = shlex.split(os.environ.get("CLOISTER_TEST_WRAPPER", ""))
 
 
 class Tap:
@@ -263,7 +265,7 @@ class Runner:
         env.pop("SYSTEMD_LOG_LEVEL", None)
         cwd = tempfile.mkdtemp(prefix="cwd-", dir=os.path.dirname(root))
         try:
-            proc = subprocess.run([self.opts.generator] + args, env=env, cwd=cwd,
+            proc = subprocess.run(WRAPPER + [self.opts.generator] + args, env=env, cwd=cwd,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
             r = Run(proc)
             r.cwd_dirty = os.listdir(cwd)

@@ -61,6 +61,13 @@ UNIT
 
 # A config dir that the suite may write to, at the build's own sysconfdir.
 bind_cfg="--bind=$work/cfg:$sysconfdir/cloister"
+# A sanitizer build (run-all.sh): CLOISTER_NSPAWN_SANITIZER_ENV="ASAN_OPTIONS=… UBSAN_OPTIONS=…"
+# becomes every service's environment, so cloister's own processes report to the journal,
+# where the suite looks for reports.
+if [ -n "${CLOISTER_NSPAWN_SANITIZER_ENV:-}" ]; then
+        printf '[Manager]\nDefaultEnvironment=%s\n' "$CLOISTER_NSPAWN_SANITIZER_ENV" > "$work/sanitizers.conf"
+        bind_cfg="$bind_cfg --bind-ro=$work/sanitizers.conf:/etc/systemd/system.conf.d/50-cloister-sanitizers.conf"
+fi
 
 set +e
 timeout -k 10 "${CLOISTER_NSPAWN_TIMEOUT:-540}" unshare -m --propagation private bash -c '

@@ -213,6 +213,17 @@ check "kill -9: 20 requests queued on the socket are all answered by the restart
         [ "$(grep -c '^200$' /srv/queued.codes)" = 20 ]
 check "kill -9: systemd restarted the broker" [ "$(systemctl show -P MainPID cloister-broker.service)" != "$bpid" ]
 
+# --- sanitizer build (run-all.sh: ASan+UBSan, nspawn-run.sh's CLOISTER_NSPAWN_SANITIZER_ENV) --
+# Stop the broker (so exit-time checks run too), then: no report from any process.
+if systemctl show-environment | grep -q '^ASAN_OPTIONS='; then
+        systemctl stop cloister-broker.service cloister-broker.socket
+        reports=$(journalctl -b --no-pager -o cat | grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: (Address|Undefined)' | head -20)
+        check "ASan/UBSan: no sanitizer report in the journal from the broker or any cloister process" [ -z "$reports" ]
+        [ -z "$reports" ] || diag "$reports"
+else
+        skip "ASan/UBSan: no sanitizer report in the journal" "not a sanitizer build (run-all.sh runs this suite with one)"
+fi
+
 tap_done
 
 kill "$FAKE_PID" 2>/dev/null

@@ -269,6 +269,8 @@ static void test_refused(void) {
         check_refused_line("an empty section header", "[]", "section");
         check_refused_line("text after a section header", "[Sandbox] x", "section");
         check_refused_line("an inline comment after a section header", "[Sandbox] ;c", NULL);
+        /* found by tests/fuzz/fuzz-ini-strict: inih cuts section names at 49 bytes */
+        check_refused_line("a 50-byte section name", "[Sandboxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx]", "section name too long");
 
         /* A NUL byte cannot be written with the string helper. */
         {

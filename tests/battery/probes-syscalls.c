@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Syscalls the filter must refuse. Each is called with arguments that make the kernel, if
+ * the filter lets the call through, either succeed harmlessly or answer something other
+ * than EPERM (gate()): so EPERM can only be the filter's, and the negative control, which
+ * removes the filter, sees the call reach the kernel. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/io_uring.h>
+#include <linux/kexec.h>
+#include <linux/perf_event.h>
+#include <linux/userfaultfd.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/timex.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "battery.h"
+#include "macro.h"
+
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+#define KEY_SPEC_SESSION_KEYRING (-3)
+#define KEY_SPEC_PROCESS_KEYRING (-2)
+#define KEYCTL_GET_KEYRING_ID 0
+#define KCMP_FILE 0
+
+#define GATE(call) do { errno = 0; long _k = (call); gate(r, #call, _k, errno); } while (0)
+
+PROBE(io_uring) {
+        struct io_uring_params p = {};
+        GATE(syscall(SYS_io_uring_setup, 1, &p));
+}
+
+/* UFFD_USER_MODE_ONLY: allowed unprivileged even with vm.unprivileged_userfaultfd=0. */
+PROBE(userfaultfd) { GATE(syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY)); }
+PROBE(keyctl) { GATE(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0)); }
+PROBE(add_key) { GATE(syscall(SYS_add_key, "user", "cloister-battery", "x", 1, KEY_SPEC_PROCESS_KEYRING)); }
+
+/* An unknown command: EINVAL from the kernel (only map and program creation need privileges). */
+PROBE(bpf) {
+        union bpf_attr attr = {};
+        GATE(syscall(SYS_bpf, 0x7fff, &attr, sizeof attr));
+}
+
+/* Unknown flags: EINVAL before perf_event_paranoid is consulted. */
+PROBE(perf_event_open) {
+        struct perf_event_attr attr = { .size = sizeof attr, .type = PERF_TYPE_SOFTWARE };
+        GATE(syscall(SYS_perf_event_open, &attr, 0, -1, -1, ~0UL));
+}
+
+static pid_t sleeping_child(void) {
+        pid_t pid = fork();
+        if (pid == 0) {
+                pause();
+                _exit(0);
+        }
+        return pid;
+}
+
+static void reap(pid_t pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+}
+
+PROBE(ptrace) {
+        pid_t child = sleeping_child();
+        if (child < 0)
+                return failed(r, "fork: %s", strerrorname_np(errno));
+        GATE(ptrace(PTRACE_ATTACH, child, 0, 0));
+        reap(child);
+}
+
+PROBE(process_vm_readv) {
+        char from[8] = "battery", to[8];
+        struct iovec local = { to, sizeof to }, remote = { from, sizeof from };
+        GATE(syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0));
+}
+
+PROBE(process_vm_writev) {
+        char from[8] = "battery", to[8];
+        struct iovec local = { from, sizeof from }, remote = { to, sizeof to };
+        GATE(syscall(SYS_process_vm_writev, getpid(), &local, 1, &remote, 1, 0));
+}
+
+PROBE(kcmp) { GATE(syscall(SYS_kcmp, getpid(), getpid(), KCMP_FILE, 0, 0)); }
+
+/* setuid(0) fails for lack of privilege with or without the filter; to oneself, which the
+ * kernel allows anyone, it shows whether the filter is there. */
+PROBE(setuid) {
+        if (syscall(SYS_setuid, 0) == 0)
+                return opened(r, "setuid(0) succeeded");
+        GATE(syscall(SYS_setuid, getuid()));
+        if (r->verdict == VERDICT_BLOCKED)
+                GATE(syscall(SYS_setgid, getgid()));
+}
+
+/* Invalid flags: EINVAL, but only past the CAP_SYS_BOOT check (the control grants it). */
+PROBE(kexec_load) { GATE(syscall(SYS_kexec_load, 0, 0, NULL, 0xdead0000UL)); }
+
+/* finit_module(-1): EBADF past the CAP_SYS_MODULE check (the control grants it). */
+PROBE(modules) {
+        GATE(syscall(SYS_finit_module, -1, "", 0));
+        if (r->verdict == VERDICT_BLOCKED)
+                GATE(syscall(SYS_init_module, NULL, 0, ""));
+}
+
+/* CLOCK_MONOTONIC cannot be set: EINVAL, without any privilege. */
+PROBE(clock_settime) {
+        struct timespec ts = { .tv_sec = 1 };
+        GATE(syscall(SYS_clock_settime, CLOCK_MONOTONIC, &ts));
+}
+
+/* modes=0 only reads the clock's state: allowed to anyone. */
+PROBE(adjtimex) {
+        struct timex tx = {};
+        GATE(syscall(SYS_adjtimex, &tx));
+}
+
+PROBE(personality) { GATE(syscall(SYS_personality, PER_LINUX | READ_IMPLIES_EXEC)); }
+
+PROBE(mmap_wx) {
+        void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        gate(r, "mmap(PROT_WRITE|PROT_EXEC)", p == MAP_FAILED ? -1 : 0, errno);
+}
+
+PROBE(mprotect_x) {
+        char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return failed(r, "mmap(PROT_WRITE): %s", strerrorname_np(errno));
+        p[0] = (char) 0xc3; /* ret */
+        GATE(mprotect(p, 4096, PROT_READ | PROT_EXEC));
+}
+
+/* An out-of-range priority: EINVAL from the kernel before RLIMIT_RTPRIO is consulted. */
+PROBE(realtime) {
+        struct sched_param sp = { .sched_priority = 1000 };
+        GATE(sched_setscheduler(0, SCHED_FIFO, &sp));
+}
+
+/* getpid through the i386 entry point: a non-native architecture. */
+PROBE(foreign_arch) {
+#if defined(__x86_64__)
+        long ret = 20; /* __NR_getpid on i386 */
+        __asm__ volatile ("int $0x80" : "+a"(ret) : : "memory");
+        if (ret == (long) getpid())
+                opened(r, "the i386 getpid answered");
+        else
+                blocked(r, "the i386 getpid returned %ld", ret);
+#else
+        blocked(r, "not x86_64: no foreign architecture to try");
+#endif
+}

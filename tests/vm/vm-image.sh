@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Prepares (once, cached) what the VM tier boots: Debian 12's current kernel with its modules,
+# and a busybox initramfs whose /init is vm-init.sh. Nothing is installed on the host: the
+# packages (linux-image-amd64's image, kmod, busybox-static) are fetched with
+# `apt-get download` and unpacked with dpkg -x into the cache.
+#
+#   vm-image.sh prepare|clean       cache: $CLOISTER_VM_CACHE (/var/tmp/cloister-vm-cache)
+#
+# The cache is rebuilt when a part is missing, and the initramfs when vm-init.sh changes.
+# Concurrent runs serialise on a lock in the cache dir.
+set -euo pipefail
+umask 022
+
+here=$(cd "$(dirname "$0")" && pwd)
+CACHE=${CLOISTER_VM_CACHE:-/var/tmp/cloister-vm-cache}
+
+log() { printf '# vm-image: %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 2; }
+
+fetch_deb() { # PKG DESTDIR
+        local pkg=$1 dest=$2 dl=$CACHE/dl
+        mkdir -p "$dl"
+        if ! (cd "$dl" && timeout 600 apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null 2>&1); then
+                timeout 600 apt-get update -qq >/dev/null 2>&1 || true
+                (cd "$dl" && timeout 600 apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null) ||
+                        die "apt-get download $pkg failed (is a Debian 12 mirror reachable?)"
+        fi
+        rm -rf "$dest"
+        dpkg -x "$dl/${pkg}_"*.deb "$dest"
+}
+
+prepare_kernel() {
+        local kpkg kver vmlinuz off
+        kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+        if [ -z "$kpkg" ]; then
+                timeout 600 apt-get update -qq >/dev/null 2>&1 || true
+                kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+        fi
+        [ -n "$kpkg" ] || die "cannot resolve linux-image-amd64 with apt-cache"
+        log "kernel package $kpkg"
+        fetch_deb "$kpkg" "$CACHE/kernel"
+        kver=$(ls "$CACHE/kernel/lib/modules")
+        # depmod from Debian's kmod, run out of the unpacked tree: the guest's modprobe needs it
+        fetch_deb kmod "$CACHE/kmod"
+        ln -sf kmod "$CACHE/kmod/bin/depmod"
+        "$CACHE/kmod/bin/depmod" -b "$CACHE/kernel" "$kver"
+        # The uncompressed ELF vmlinux boots directly (PVH): saves the in-guest xz
+        # decompression, ~4 s under TCG. Without it the bzImage is booted.
+        vmlinuz=$CACHE/kernel/boot/vmlinuz-$kver
+        rm -f "$CACHE/vmlinux"
+        off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$vmlinuz" | head -n 1 | cut -d: -f1 || true)
+        if [ -n "$off" ]; then # tail gets SIGPIPE once xz has the stream: judge by the output
+                tail -c +$((off + 1)) "$vmlinuz" | xz -dc --single-stream > "$CACHE/vmlinux" 2>/dev/null || true
+        fi
+        if [ "$(head -c 4 "$CACHE/vmlinux" 2>/dev/null | od -An -tx1 | tr -d ' ')" != 7f454c46 ]; then
+                rm -f "$CACHE/vmlinux"
+                log "no ELF vmlinux in $vmlinuz: the bzImage will be booted"
+        fi
+        echo "$kver" > "$CACHE/kver"
+}
+
+prepare_initrd() {
+        local kver kd bb d m l f need=""
+        kver=$(cat "$CACHE/kver")
+        kd=$CACHE/kernel/lib/modules/$kver
+        fetch_deb busybox-static "$CACHE/busybox"
+        bb=$CACHE/busybox/bin/busybox
+        d=$CACHE/initrd.d
+        rm -rf "$d"
+        mkdir -p "$d/bin" "$d/proc" "$d/sys" "$d/dev" "$d/lib/modules/$kver"
+        cp "$bb" "$d/bin/busybox"
+        install -m 0755 "$here/vm-init.sh" "$d/init"
+        cp "$CACHE/kmod/bin/kmod" "$d/kmod"
+        for m in virtio_pci 9pnet_virtio 9p overlay; do
+                l=$(grep -E "(^|/)$m\.ko(\.[a-z]+)?:" "$kd/modules.dep") || die "module $m not in $kver"
+                need="$need ${l%%:*} ${l#*:}"
+        done
+        for f in $need; do
+                mkdir -p "$d/lib/modules/$kver/${f%/*}"
+                cp "$kd/$f" "$d/lib/modules/$kver/$f"
+        done
+        cp "$kd/modules.builtin" "$kd/modules.order" "$d/lib/modules/$kver/"
+        "$bb" depmod -b "$d" "$kver"
+        (cd "$d" && find . | "$bb" cpio -o -H newc 2>/dev/null | gzip -1 > "$CACHE/initrd.img.new")
+        mv "$CACHE/initrd.img.new" "$CACHE/initrd.img"
+        rm -rf "$d"
+}
+
+prepare() {
+        local stamp
+        mkdir -p "$CACHE"
+        exec 9> "$CACHE/.lock"
+        flock -w 900 9 || die "cannot lock $CACHE"
+        stamp=$(sha256sum "$here/vm-init.sh" "$0" | sha256sum | cut -c1-16)
+        if [ ! -f "$CACHE/.kernel.ok" ] || [ ! -s "$CACHE/kver" ] ||
+                [ ! -f "$CACHE/kernel/lib/modules/$(cat "$CACHE/kver")/modules.dep" ] ||
+                [ ! -f "$CACHE/kernel/boot/vmlinuz-$(cat "$CACHE/kver")" ]; then
+                rm -f "$CACHE/.initrd.ok"
+                prepare_kernel
+                touch "$CACHE/.kernel.ok"
+        fi
+        if [ "$(cat "$CACHE/.initrd.ok" 2>/dev/null)" != "$stamp" ] || [ ! -s "$CACHE/initrd.img" ]; then
+                prepare_initrd
+                echo "$stamp" > "$CACHE/.initrd.ok"
+        fi
+        rm -rf "$CACHE/dl"
+}
+
+[ "$(id -u)" = 0 ] || die "must run as root"
+case ${1:-prepare} in
+prepare) prepare ;;
+clean) rm -rf "$CACHE"; log "removed $CACHE" ;;
+*) die "usage: $0 prepare|clean" ;;
+esac
