@@ -3,8 +3,10 @@
 """docs/security.md maps every claim to a test; this keeps the map true. Every `quoted`
 test name that follows a tier label ("nspawn-sandbox:", "battery:", "VM:", "generator:" …)
 must occur in that tier's sources: the TAP descriptions of the suite, the battery's probe
-and control names, the generator case names. "…" and "<placeholder>" stand for the
-variable parts of a description; "*" ends a name prefix. Output is TAP.
+and control names, the generator case names, the fuzz targets. "…" and "<placeholder>"
+stand for the variable parts of a description; "*" ends a name prefix. A label is a whole
+word outside `backquotes` (a quoted description may itself contain "generator:"). Output
+is TAP.
 
   check-security.py SOURCE_ROOT
 """
@@ -33,12 +35,20 @@ SOURCES = {
     "nspawn-sandbox": read("tests/integration/suite-sandbox.sh"),
     "nspawn-lifecycle": read("tests/integration/suite-lifecycle.sh"),
     "nspawn-broker": read("tests/integration/suite-broker.sh"),
+    "nspawn-sidecar": read("tests/integration/suite-sidecar.sh"),
+    "nspawn-gpu": read("tests/integration/suite-gpu.sh"),
+    "nspawn-run": read("tests/integration/suite-run.sh"),
+    "nspawn-deps": read("tests/integration/suite-deps.sh"),
+    "ctl": read("tests/ctl/*.sh"),
+    "cloister-deps": read("tests/deps/test-cloister-deps.sh"),
+    "unit": read("tests/unit/test-*.c", "tests/deps/test-deps.c"),
+    "fuzz": "\n".join(os.path.basename(p)[:-2] for p in glob.glob(os.path.join(root, "tests/fuzz/fuzz-*.c"))),
     "battery": read("tests/battery/*.c", "tests/integration/suite-battery.sh"),
     "VM": read("tests/vm/*.sh"),
     "generator": cases,
     "generator cases": cases,
 }
-LABEL = re.compile(r"(nspawn-sandbox|nspawn-lifecycle|nspawn-broker|battery|VM|generator cases|generator):")
+LABEL = re.compile(r"(?<![\w@.-])(" + "|".join(sorted(map(re.escape, SOURCES), key=len, reverse=True)) + r"):")
 
 
 def units(text):
@@ -59,7 +69,7 @@ def units(text):
 
 def found(tier, name):
     src = SOURCES[tier]
-    if tier.startswith("generator"):
+    if tier.startswith("generator") or tier == "fuzz":
         names = src.split("\n")
         if name.endswith("*"):
             return any(n.startswith(name[:-1]) for n in names)
@@ -72,7 +82,8 @@ def found(tier, name):
 
 n = failed = 0
 for u in units(open(doc, encoding="utf-8").read()):
-    labels = [(m.start(), m.group(1)) for m in LABEL.finditer(u)]
+    bare = re.sub(r"`[^`]*`", lambda m: " " * len(m.group(0)), u)
+    labels = [(m.start(), m.group(1)) for m in LABEL.finditer(bare)]
     if not labels:
         continue
     for m in re.finditer(r"`([^`]+)`", u):
