@@ -10,9 +10,16 @@
 
 static void render(int (*fn)(const Sidecar *, UnitSettings *), const Sidecar *sc, const char *what) {
         UnitSettings s = {};
+        const char *v;
         FILE *null;
 
         fuzz_assert(fn(sc, &s) >= 0, "an accepted sidecar renders its %s unit", what);
+        if (!streq(what, "socket")) {
+                /* both the runtime and the proxy (which joins it) live in the runtime's own,
+                 * loopback-only network namespace, whatever the file says */
+                v = unit_settings_get(&s, "Service", "PrivateNetwork");
+                fuzz_assert(v && streq(v, "yes"), "the %s unit keeps PrivateNetwork=yes (got %s)", what, v ?: "nothing");
+        }
         null = fopen("/dev/null", "we");
         if (null) {
                 unit_settings_write(null, &s);
