@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The bash completion of cloisterctl completes verbs, options and role/project names (TAP).
+# The bash completion of cloisterctl completes verbs, options and role/sidecar/project names (TAP).
 #   test-completion.sh COMPLETION_FILE CLOISTERCTL FIXTURE_ROOT
 set -uo pipefail
 completion=$1 ctl=$2 root=$3
@@ -27,6 +27,12 @@ check "cat completes role names (from cloisterctl list under --root=)" \
         test "$got" = "--help broken coder daemon good nomount nosock reopen "
 got=$(complete_words --root="$root" verify w)
 check "verify completes project names too" test "$got" = "webapp "
+got=$(complete_words --root="$root" verify inf)
+check "verify completes sidecar names" test "$got" = "inference "
+got=$(complete_words --root="$root" verify b)
+check "verify: a name shared by a role and a sidecar is offered once" test "$got" = "broken "
+got=$(complete_words --root="$root" cat s)
+check "cat completes roles only (no sidecar)" test "$got" = " "
 got=$(complete_words --root="$root" run --role=go)
 check "run --role= completes role names" test "$got" = "--role=good "
 got=$(complete_words doctor --)

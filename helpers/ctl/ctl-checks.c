@@ -6,6 +6,7 @@
 #include "deps.h"
 #include "log.h"
 #include "profile.h"
+#include "sandbox-keys.h"
 
 /* The line of the last "Key=value" (or any "Key=" when value is NULL) in `path`; 0 if none. */
 static unsigned assignment_line(const char *path, const char *key, const char *value) {
@@ -43,6 +44,16 @@ static bool host_path_exists(const char *path) {
         return p && access(p, F_OK) >= 0;
 }
 
+static int check_read_only_mounts(const char *path, const ReadOnlyMount *mounts, size_t n, char * const *specs,
+                                  char ***problems) {
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (!host_path_exists(mounts[i].source))
+                        r = problem(problems, path, "ReadOnlyMount", specs[i], strprintf("%s does not exist", mounts[i].source));
+        return r;
+}
+
 int ctl_check_mounts(const Role *role, char ***problems) {
         int r = 0;
 
@@ -50,11 +61,96 @@ int ctl_check_mounts(const Role *role, char ***problems) {
                 r = problem(problems, role->path, "Input", NULL, strprintf("%s does not exist", role->input));
         if (r >= 0 && role->output && !host_path_exists(role->output))
                 r = problem(problems, role->path, "Output", NULL, strprintf("%s does not exist", role->output));
-        for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
-                if (!host_path_exists(role->read_only_mounts[i].source))
-                        r = problem(problems, role->path, "ReadOnlyMount", role->read_only_mount_specs[i], strprintf(
-                                    "%s does not exist", role->read_only_mounts[i].source));
+        if (r >= 0)
+                r = check_read_only_mounts(role->path, role->read_only_mounts, role->n_read_only_mounts,
+                                           role->read_only_mount_specs, problems);
         return r;
+}
+
+/* The nodes profile_add_gpus() makes the unit's start check require: /dev/nvidiactl,
+ * /dev/nvidia-uvm and /dev/nvidia<N> for each listed N (for "all": at least one). */
+int ctl_check_gpus(const char *path, const char *gpus, char ***problems) {
+        static const char *const common[] = { "/dev/nvidiactl", "/dev/nvidia-uvm" };
+        _cleanup_strv_free_ char **nodes = NULL;
+        int r = 0;
+
+        if (!gpus || !*gpus)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(common); i++)
+                if (strv_extend(&nodes, common[i]) < 0)
+                        return log_oom();
+        if (streq(gpus, "all")) {
+                bool any = false;
+                for (unsigned i = 0; i <= GPU_INDEX_MAX && !any; i++) {
+                        _cleanup_free_ char *n = strprintf("/dev/nvidia%u", i);
+                        if (!n)
+                                return log_oom();
+                        any = host_path_exists(n);
+                }
+                if (!any)
+                        r = problem(problems, path, "GPUs", NULL, strdup("all, but no /dev/nvidia<N> exists (is the NVIDIA driver loaded?)"));
+        } else
+                for (const char *p = gpus; *p; p += *p == ',') {
+                        size_t l = strspn(p, "0123456789");
+                        char *n;
+
+                        if (l == 0)     /* conf_parse_gpus() accepted only digits and commas */
+                                break;
+                        n = strprintf("/dev/nvidia%.*s", (int) l, p);
+                        if (!n || strv_push(&nodes, n) < 0)
+                                return log_oom();
+                        p += l;
+                }
+        STRV_FOREACH(n, nodes)
+                if (r >= 0 && !host_path_exists(*n))
+                        r = problem(problems, path, "GPUs", NULL, strprintf(
+                                    "%s does not exist (is the NVIDIA driver loaded?); the unit refuses to start", *n));
+        return r;
+}
+
+int ctl_check_sidecar(const CtlSidecar *c, char ***problems) {
+        const Sidecar *sc = c->sidecar;
+        int r;
+
+        if (!sc)
+                return 0;
+        r = check_read_only_mounts(sc->path, sc->read_only_mounts, sc->n_read_only_mounts,
+                                   sc->read_only_mount_specs, problems);
+        if (r >= 0)
+                r = ctl_check_gpus(sc->path, sc->gpus, problems);
+        if (r >= 0 && c->dir_problem) {
+                _cleanup_free_ char *dir = strprintf(SIDECAR_SERVICES_DIR "/%s", c->name), *host = NULL;
+                char *p;
+
+                if (!dir || !(host = ctl_root_path(dir)))
+                        return log_oom();
+                p = strprintf("%s: socket directory %s %s%s", sc->path, host, c->dir_problem,
+                              c->dir_fatal ? "; anyone who can write there could put their own socket in the sidecar's place: "
+                                             "the generator does not generate this sidecar (make it root-owned, mode 0555, or remove it)"
+                                           : " (systemd creates it 0555 only when it does not exist yet)");
+                if (!p || strv_push(problems, p) < 0)
+                        return log_oom();
+        }
+        return r;
+}
+
+/* Service=NAME names a sidecar file that loads: else nothing of cloister serves the socket
+ * (the generator only warns; verify fails closed). */
+static int check_service_files(const CtlModel *m, const Role *role, char ***problems) {
+        STRV_FOREACH(svc, role->services) {
+                const CtlSidecar *c = ctl_model_find_sidecar(m, *svc);
+                int r = 0;
+
+                if (!c)
+                        r = problem(problems, role->path, "Service", *svc, strprintf(
+                                    "no sidecar file %s.sidecar in the configuration directories: nothing of cloister serves this socket", *svc));
+                else if (!ctl_sidecar_generated(c))
+                        r = problem(problems, role->path, "Service", *svc, strprintf(
+                                    "sidecar %s is refused (%s): its units are not generated", *svc, c->path));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 char *ctl_service_socket(const char *name) {
@@ -184,6 +280,10 @@ int ctl_check_role(const CtlModel *m, const CtlRole *role, char ***problems) {
         r = ctl_check_mounts(role->role, problems);
         if (r >= 0)
                 r = ctl_check_service_sockets(role->role, problems);
+        if (r >= 0)
+                r = check_service_files(m, role->role, problems);
+        if (r >= 0)
+                r = ctl_check_gpus(role->role->path, role->role->gpus, problems);
         if (r >= 0)
                 r = ctl_check_broker_socket(role->role, m->conf, problems);
         if (r >= 0 && role->role->project && (project = ctl_model_find_project(m, role->role->project)))

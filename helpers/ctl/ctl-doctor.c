@@ -5,6 +5,7 @@
 #include "deps.h"
 #include "ctl-output.h"
 #include "ctl-security.h"
+#include "ctl-state.h"
 #include "ctl.h"
 #include "log.h"
 
@@ -57,19 +58,22 @@ static struct json_object *deps_json(const Project *p, const char **summary) {
         return a;
 }
 
-static struct json_object *services_json(const Role *role, char **summary) {
+static struct json_object *services_json(const CtlModel *m, const Role *role, char **summary) {
         struct json_object *a = json_object_new_array();
         unsigned present = 0, total = 0;
 
         STRV_FOREACH(svc, role->services) {
                 _cleanup_free_ char *p = ctl_service_socket(*svc);
                 struct json_object *s = json_object_new_object();
+                const CtlSidecar *sc = ctl_model_find_sidecar(m, *svc);
                 bool ok = ctl_is_socket(p);
 
                 present += ok;
                 total++;
                 if (!a || !p || !s || json_object_array_add(a, s) < 0 || json_add_string(s, "name", *svc) < 0 ||
-                    json_add_string(s, "socket", p) < 0 || json_add_bool(s, "present", ok) < 0) {
+                    json_add_string(s, "socket", p) < 0 || json_add_bool(s, "present", ok) < 0 ||
+                    json_add_string(s, "sidecar_file", sc ? sc->path : NULL) < 0 ||
+                    json_add_bool(s, "sidecar_generated", sc && ctl_sidecar_generated(sc)) < 0) {
                         json_object_put(a);
                         return NULL;
                 }
@@ -91,7 +95,7 @@ static int doctor_role(const CtlModel *m, const CtlRole *c, struct json_object *
         _cleanup_strv_free_ char **problems = NULL;
         const CtlProject *project = NULL;
         const Role *r = c->role;
-        bool generated = r && !c->closed_surface;
+        bool generated = ctl_role_generated(c);
         int k = 0;
 
         *row = (Row) { .name = c->name, .kind = "role", .generated = generated ? "yes" : "refused",
@@ -120,7 +124,7 @@ static int doctor_role(const CtlModel *m, const CtlRole *c, struct json_object *
                 if (k >= 0) k = json_add_bool(b, "present", present);
         }
         if (k >= 0) k = json_add_string(o, "mode", network_mode_to_string(r->network));
-        if (k >= 0) k = add(o, "services", services_json(r, &row->services));
+        if (k >= 0) k = add(o, "services", services_json(m, r, &row->services));
         if (k >= 0 && r->project && (project = ctl_model_find_project(m, r->project)) && project->project)
                 k = add(o, "dependencies", deps_json(project->project, &row->deps));
         if (k >= 0 && generated) {
@@ -155,6 +159,86 @@ static int doctor_project(const CtlProject *c, struct json_object *o, Row *row) 
         return k < 0 ? -ENOMEM : problems ? 1 : 0;
 }
 
+/* A sidecar (§9): generated or refused and why, its socket and socket directory, the states
+ * of its socket and runtime units, the roles that reach it, the exposure of runtime and proxy. */
+typedef struct SidecarRow {
+        const char *name, *status, *generated, *socket;
+        char *socket_state, *runtime_state;
+        char *reached_by;
+        char *runtime_exposure, *proxy_exposure;
+} SidecarRow;
+
+static int unit_state_json(sd_bus *bus, struct json_object *o, const char *unit, char **ret_state) {
+        struct json_object *u = json_object_new_object();
+        int k = add(o, "unit", u);
+
+        if (k >= 0) k = json_add_string(u, "name", unit);
+        if (k >= 0) k = ctl_unit_state(bus, unit, ret_state);
+        if (k >= 0) k = json_add_string(u, "state", *ret_state);
+        return k;
+}
+
+static int doctor_sidecar(sd_bus *bus, const CtlSidecar *c, struct json_object *o, SidecarRow *row) {
+        _cleanup_strv_free_ char **problems = NULL;
+        _cleanup_free_ char *socket = ctl_service_socket(c->name), *socket_unit = strprintf("sidecar@%s.socket", c->name),
+                *runtime_unit = strprintf("sidecar-runtime@%s.service", c->name), *dir = NULL;
+        struct json_object *sock, *runtime, *exposure;
+        bool generated = ctl_sidecar_generated(c), present = ctl_is_socket(socket);
+        int k;
+
+        *row = (SidecarRow) { .name = c->name, .generated = generated ? "yes" : "refused",
+                              .socket = present ? "present" : "missing" };
+        if (!socket || !socket_unit || !runtime_unit || !(row->reached_by = ctl_join(c->reached_by)))
+                return -ENOMEM;
+        if (strv_extend_strv(&problems, c->errors) < 0 || ctl_check_sidecar(c, &problems) < 0)
+                return -ENOMEM;
+        if (generated && !present &&
+            strv_push(&problems, strprintf("%s: socket %s is missing (is %s listening?)", c->path, socket, socket_unit)) < 0)
+                return -ENOMEM;
+        dir = strndup(socket, strrchr(socket, '/') - socket);
+        k = dir ? 0 : -ENOMEM;
+        if (k >= 0) k = json_add_string(o, "name", c->name);
+        if (k >= 0) k = json_add_string(o, "kind", "sidecar");
+        if (k >= 0) k = json_add_string(o, "path", c->path);
+        if (k >= 0) k = json_add_bool(o, "generated", generated);
+        if (k >= 0) k = add(o, "refused", strv_json(c->errors));
+        if (k >= 0) k = add(o, "reached_by", strv_json(c->reached_by));
+        if (k >= 0) k = add(o, "socket", sock = json_object_new_object());
+        if (k >= 0) k = json_add_string(sock, "path", socket);
+        if (k >= 0) k = json_add_bool(sock, "present", present);
+        if (k >= 0) k = json_add_string(sock, "directory", dir);
+        if (k >= 0) k = json_add_string(sock, "directory_problem", c->dir_problem);
+        if (k >= 0) k = unit_state_json(bus, sock, socket_unit, &row->socket_state);
+        if (k >= 0) k = add(o, "runtime", runtime = json_object_new_object());
+        if (k >= 0) k = unit_state_json(bus, runtime, runtime_unit, &row->runtime_state);
+        if (k >= 0 && generated)
+                k = ctl_security_exposure_sidecar(c->sidecar, &row->runtime_exposure, &row->proxy_exposure);
+        if (k >= 0) k = add(o, "exposure", exposure = json_object_new_object());
+        if (k >= 0) k = json_add_string(exposure, "runtime", row->runtime_exposure);
+        if (k >= 0) k = json_add_string(exposure, "proxy", row->proxy_exposure);
+        row->status = problems ? "broken" : "ok";
+        if (k >= 0) k = add(o, "problems", strv_json(problems));
+        if (k >= 0) k = json_add_bool(o, "ok", !problems);
+        return k < 0 ? -ENOMEM : problems ? 1 : 0;
+}
+
+static int print_sidecar_table(const SidecarRow *rows, size_t n, const CtlOptions *o) {
+        Table t;
+        int r = table_new(&t, 10, "NAME", "KIND", "STATUS", "GENERATED", "SOCKET", "SOCKET-STATE", "RUNTIME-STATE",
+                          "REACHED-BY", "RUNTIME-EXPOSURE", "PROXY-EXPOSURE");
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const char *none = streq(rows[i].generated, "yes") ? "unknown" : "-";
+                r = table_add_row(&t, rows[i].name, "sidecar", rows[i].status, rows[i].generated, rows[i].socket,
+                                  rows[i].socket_state, rows[i].runtime_state, rows[i].reached_by,
+                                  rows[i].runtime_exposure ?: none, rows[i].proxy_exposure ?: none);
+        }
+        if (r >= 0)
+                table_print(&t, o, stdout);
+        table_done(&t);
+        return r < 0 ? log_oom() : 0;
+}
+
 static void print_problems(struct json_object *items) {
         for (size_t i = 0; i < json_object_array_length(items); i++) {
                 struct json_object *it = json_object_array_get_idx(items, i), *p, *name;
@@ -168,7 +252,7 @@ static void print_problems(struct json_object *items) {
 }
 
 static int print_text(struct json_object *root, struct json_object *items, const Row *rows, size_t n,
-                      const CtlOptions *o) {
+                      const SidecarRow *srows, size_t ns, const CtlOptions *o) {
         struct json_object *conf;
         Table t;
         int r = table_new(&t, 8, "NAME", "KIND", "STATUS", "GENERATED", "BROKER", "SERVICES", "DEPS", "EXPOSURE");
@@ -182,6 +266,13 @@ static int print_text(struct json_object *root, struct json_object *items, const
         table_done(&t);
         if (r < 0)
                 return log_oom();
+        if (ns > 0) {
+                if (o->tty)
+                        putchar('\n');
+                r = print_sidecar_table(srows, ns, o);
+                if (r < 0)
+                        return r;
+        }
         if (json_object_object_get_ex(root, "conf_problems", &conf))
                 for (size_t j = 0; j < json_object_array_length(conf); j++)
                         printf("cloister.conf: %s\n", json_object_get_string(json_object_array_get_idx(conf, j)));
@@ -195,23 +286,29 @@ static int doctor(const CtlModel *m, const CtlOptions *o) {
         _cleanup_json_ struct json_object *root = json_object_new_object();
         struct json_object *items = json_object_new_array();
         Row *rows = calloc(m->n_roles + m->n_projects + 1, sizeof(Row));
-        size_t n = 0;
+        SidecarRow *srows = calloc(m->n_sidecars + 1, sizeof(SidecarRow));
+        sd_bus *bus = ctl_bus_open(o);
+        size_t n = 0, ns = 0;
         bool broken = m->conf_errors;
-        int r = root && items && rows ? 0 : -ENOMEM;
+        int r = root && items && rows && srows ? 0 : -ENOMEM;
 
         if (r >= 0)
                 r = add(root, "items", items);
         if (r >= 0)
                 r = add(root, "conf_problems", strv_json(m->conf_errors));
-        for (size_t i = 0; r >= 0 && i < m->n_roles + m->n_projects; i++) {
+        for (size_t i = 0; r >= 0 && i < m->n_roles + m->n_projects + m->n_sidecars; i++) {
                 struct json_object *it = json_object_new_object();
                 if (!it || json_object_array_add(items, it) < 0) {
                         json_object_put(it);
                         r = -ENOMEM;
                         break;
                 }
-                r = i < m->n_roles ? doctor_role(m, &m->roles[i], it, &rows[n++])
-                                   : doctor_project(&m->projects[i - m->n_roles], it, &rows[n++]);
+                if (i < m->n_roles)
+                        r = doctor_role(m, &m->roles[i], it, &rows[n++]);
+                else if (i < m->n_roles + m->n_projects)
+                        r = doctor_project(&m->projects[i - m->n_roles], it, &rows[n++]);
+                else
+                        r = doctor_sidecar(bus, &m->sidecars[i - m->n_roles - m->n_projects], it, &srows[ns++]);
                 if (r > 0)
                         broken = true;
         }
@@ -220,12 +317,21 @@ static int doctor(const CtlModel *m, const CtlOptions *o) {
         if (r < 0)
                 r = log_oom();
         else
-                r = o->json ? json_print(root, o) : print_text(root, items, rows, n, o);
+                r = o->json ? json_print(root, o) : print_text(root, items, rows, n, srows, ns, o);
         for (size_t i = 0; i < n; i++) {
                 free(rows[i].services);
                 free(rows[i].exposure);
         }
+        for (size_t i = 0; i < ns; i++) {
+                free(srows[i].socket_state);
+                free(srows[i].runtime_state);
+                free(srows[i].reached_by);
+                free(srows[i].runtime_exposure);
+                free(srows[i].proxy_exposure);
+        }
         free(rows);
+        free(srows);
+        sd_bus_flush_close_unref(bus);
         return r < 0 ? r : broken;
 }
 
@@ -244,9 +350,11 @@ int verb_doctor(int argc, char *argv[], const CtlOptions *o) {
                 switch (c) {
                 case 'h':
                         printf("cloisterctl doctor [--json]\n\n"
-                               "Diagnoses every role and project: generated or refused and why, broker and\n"
-                               "sidecar sockets, dependency sets, admin drop-ins that re-open a closed\n"
-                               "surface, and the systemd-analyze security exposure of each unit.\n");
+                               "Diagnoses every role, project and sidecar: generated or refused and why, broker\n"
+                               "and sidecar sockets, dependency sets, admin drop-ins that re-open a closed\n"
+                               "surface, sidecar socket directories, the states of each sidecar's socket and\n"
+                               "runtime, the roles that reach it, and the systemd-analyze security exposure of\n"
+                               "each unit (a sidecar's runtime and proxy).\n");
                         return CTL_EXIT_OK;
                 case ARG_JSON:
                         opts.json = true;

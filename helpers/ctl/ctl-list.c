@@ -9,11 +9,11 @@
 #include "ctl.h"
 #include "log.h"
 
-/* One line per role, sidecar and project. */
+/* One line per role and project; sidecars follow in a table of their own. */
 typedef struct Entry {
         const char *name;
         const char *kind;
-        const char *config;     /* "ok", "refused", or NULL (sidecars: not read here) */
+        const char *config;     /* "ok", "refused" */
         const char *mode;
         char *memory, *cpus, *tasks;
         char **grants;          /* "service:NAME", "upstream:NAME", "deps:ECOSYSTEM" */
@@ -76,42 +76,18 @@ static int project_entry(const CtlProject *c, Entry *e) {
         return 0;
 }
 
-static int sidecar_entry(const CtlSidecar *c, Entry *e) {
-        *e = (Entry) { .name = c->name, .kind = "sidecar", .unit = strprintf("sidecar@%s.socket", c->name) };
-        return e->unit ? 0 : -ENOMEM;
-}
-
-static char *join(char * const *l) {
-        size_t len = 1;
-        char *s;
-
-        STRV_FOREACH(i, l)
-                len += strlen(*i) + 1;
-        s = calloc(len, 1);
-        if (!s)
-                return NULL;
-        STRV_FOREACH(i, l) {
-                if (*s)
-                        strcat(s, ",");
-                strcat(s, *i);
-        }
-        return s;
-}
-
 static int print_table(const Entry *e, size_t n, const CtlOptions *o) {
         Table t;
         int r = table_new(&t, 9, "NAME", "KIND", "CONFIG", "MODE", "MEMORY", "CPUS", "TASKS", "GRANTS", "STATE");
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                _cleanup_free_ char *grants = join(e[i].grants);
+                _cleanup_free_ char *grants = ctl_join(e[i].grants);
                 r = grants ? table_add_row(&t, e[i].name, e[i].kind, e[i].config, e[i].mode, e[i].memory,
                                            e[i].cpus, e[i].tasks, grants, e[i].state) : -ENOMEM;
         }
         if (r >= 0)
                 table_print(&t, o, stdout);
         table_done(&t);
-        if (r >= 0 && o->tty)
-                printf("\n%zu entries listed.\n", n);
         return r < 0 ? log_oom() : 0;
 }
 
@@ -143,43 +119,160 @@ static struct json_object *entry_json(const Entry *e) {
         return j;
 }
 
-static int print_json(const Entry *e, size_t n, const CtlOptions *o) {
-        _cleanup_json_ struct json_object *a = json_object_new_array();
+/* The roles' and projects' entries as a JSON array; NULL on out of memory. */
+static struct json_object *entries_json(const Entry *e, size_t n) {
+        struct json_object *a = json_object_new_array();
 
-        if (!a)
-                return log_oom();
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; a && i < n; i++) {
                 struct json_object *j = entry_json(&e[i]);
                 if (!j || json_object_array_add(a, j) < 0) {
                         json_object_put(j);
-                        return log_oom();
+                        json_object_put(a);
+                        return NULL;
                 }
         }
-        return json_print(a, o);
+        return a;
+}
+
+/* Sidecars (§9) have their own columns: the runtime's port and readiness, its limits, the
+ * roles that reach it, and two states (socket-activated: the socket listens, the runtime
+ * starts on the first connection). */
+typedef struct SidecarEntry {
+        const CtlSidecar *c;
+        char *port, *memory, *cpus, *tasks;
+        char *unit, *state, *runtime_unit, *runtime_state;
+} SidecarEntry;
+
+static void sidecar_entry_done(SidecarEntry *e) {
+        free(e->port);
+        free(e->memory);
+        free(e->cpus);
+        free(e->tasks);
+        free(e->unit);
+        free(e->state);
+        free(e->runtime_unit);
+        free(e->runtime_state);
+}
+
+static int sidecar_entry(sd_bus *bus, const CtlSidecar *c, SidecarEntry *e) {
+        const Sidecar *sc = c->sidecar;
+
+        *e = (SidecarEntry) { .c = c,
+                              .unit = strprintf("sidecar@%s.socket", c->name),
+                              .runtime_unit = strprintf("sidecar-runtime@%s.service", c->name) };
+        if (!e->unit || !e->runtime_unit)
+                return -ENOMEM;
+        if (sc) {
+                if (!(e->port = strprintf("%u", sc->port)))
+                        return -ENOMEM;
+                if (sc->limits.memory != UNSET_U64 && !(e->memory = format_bytes(sc->limits.memory)))
+                        return -ENOMEM;
+                if (sc->limits.cpus_percent > 0 && !(e->cpus = format_cpus(sc->limits.cpus_percent)))
+                        return -ENOMEM;
+                if (sc->limits.tasks != UNSET_U64 && !(e->tasks = strprintf("%" PRIu64, sc->limits.tasks)))
+                        return -ENOMEM;
+        }
+        if (ctl_unit_state(bus, e->unit, &e->state) < 0 || ctl_unit_state(bus, e->runtime_unit, &e->runtime_state) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int print_sidecar_table(const SidecarEntry *e, size_t n, const CtlOptions *o) {
+        Table t;
+        int r = table_new(&t, 12, "NAME", "KIND", "CONFIG", "PORT", "HEALTH", "MEMORY", "CPUS", "TASKS", "GPUS",
+                          "REACHED-BY", "SOCKET", "RUNTIME");
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const Sidecar *sc = e[i].c->sidecar;
+                _cleanup_free_ char *roles = ctl_join(e[i].c->reached_by);
+                r = roles ? table_add_row(&t, e[i].c->name, "sidecar", ctl_sidecar_generated(e[i].c) ? "ok" : "refused",
+                                          e[i].port, sc ? sc->health : NULL, e[i].memory, e[i].cpus, e[i].tasks,
+                                          sc ? sc->gpus : NULL, roles, e[i].state, e[i].runtime_state) : -ENOMEM;
+        }
+        if (r >= 0)
+                table_print(&t, o, stdout);
+        table_done(&t);
+        return r < 0 ? log_oom() : 0;
+}
+
+static struct json_object *sidecar_json(const SidecarEntry *e) {
+        struct json_object *j = json_object_new_object(), *g = json_object_new_array();
+        const Sidecar *sc = e->c->sidecar;
+        int r = j && g ? 0 : -ENOMEM;
+
+        STRV_FOREACH(s, e->c->reached_by)
+                if (r >= 0 && json_object_array_add(g, json_object_new_string(*s)) < 0)
+                        r = -ENOMEM;
+        if (r >= 0 && json_object_object_add(j, "reached_by", g) < 0)
+                r = -ENOMEM;
+        else if (r >= 0)
+                g = NULL;
+        if (r >= 0) r = json_add_string(j, "name", e->c->name);
+        if (r >= 0) r = json_add_string(j, "kind", "sidecar");
+        if (r >= 0) r = json_add_string(j, "config", ctl_sidecar_generated(e->c) ? "ok" : "refused");
+        if (r >= 0 && json_object_object_add(j, "port", sc ? json_object_new_int(sc->port) : NULL) < 0)
+                r = -ENOMEM;
+        if (r >= 0) r = json_add_string(j, "health", sc ? sc->health : NULL);
+        if (r >= 0) r = json_add_string(j, "memory", e->memory);
+        if (r >= 0) r = json_add_string(j, "cpus", e->cpus);
+        if (r >= 0) r = json_add_string(j, "tasks", e->tasks);
+        if (r >= 0) r = json_add_string(j, "gpus", sc ? sc->gpus : NULL);
+        if (r >= 0) r = json_add_string(j, "unit", e->unit);
+        if (r >= 0) r = json_add_string(j, "state", e->state);
+        if (r >= 0) r = json_add_string(j, "runtime_unit", e->runtime_unit);
+        if (r >= 0) r = json_add_string(j, "runtime_state", e->runtime_state);
+        json_object_put(g);
+        if (r < 0) {
+                json_object_put(j);
+                return NULL;
+        }
+        return j;
 }
 
 static int list(const CtlModel *m, const CtlOptions *o) {
-        size_t total = m->n_roles + m->n_sidecars + m->n_projects, n = 0;
+        size_t total = m->n_roles + m->n_projects, n = 0, ns = 0;
         Entry *e = calloc(total + 1, sizeof(Entry));
+        SidecarEntry *se = calloc(m->n_sidecars + 1, sizeof(SidecarEntry));
         sd_bus *bus = ctl_bus_open(o);
-        int r = e ? 0 : -ENOMEM;
+        int r = e && se ? 0 : -ENOMEM;
 
         for (size_t i = 0; r >= 0 && i < m->n_roles; i++)
                 r = role_entry(&m->roles[i], &e[n++]);
-        for (size_t i = 0; r >= 0 && i < m->n_sidecars; i++)
-                r = sidecar_entry(&m->sidecars[i], &e[n++]);
         for (size_t i = 0; r >= 0 && i < m->n_projects; i++)
                 r = project_entry(&m->projects[i], &e[n++]);
         for (size_t i = 0; r >= 0 && i < n; i++)
                 if (e[i].unit)
                         r = ctl_unit_state(bus, e[i].unit, &e[i].state);
+        for (size_t i = 0; r >= 0 && i < m->n_sidecars; i++)
+                r = sidecar_entry(bus, &m->sidecars[i], &se[ns++]);
         if (r < 0)
                 r = log_oom();
-        else
-                r = o->json ? print_json(e, n, o) : print_table(e, n, o);
+        else if (o->json) {
+                _cleanup_json_ struct json_object *a = entries_json(e, n);
+                for (size_t i = 0; a && i < ns; i++) {
+                        struct json_object *j = sidecar_json(&se[i]);
+                        if (!j || json_object_array_add(a, j) < 0) {
+                                json_object_put(j);
+                                json_object_put(TAKE_PTR(a));
+                        }
+                }
+                r = a ? json_print(a, o) : log_oom();
+        } else {
+                r = print_table(e, n, o);
+                if (r >= 0 && ns > 0) {
+                        if (o->tty)
+                                putchar('\n');
+                        r = print_sidecar_table(se, ns, o);
+                }
+                if (r >= 0 && o->tty)
+                        printf("\n%zu entries listed.\n", n + ns);
+        }
         for (size_t i = 0; e && i < n; i++)
                 entry_done(&e[i]);
+        for (size_t i = 0; se && i < ns; i++)
+                sidecar_entry_done(&se[i]);
         free(e);
+        free(se);
         sd_bus_flush_close_unref(bus);
         return r;
 }
@@ -195,7 +288,9 @@ int verb_list(int argc, char *argv[], const CtlOptions *o) {
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
-                        printf("cloisterctl list\n\nLists roles, sidecars and projects with mode, limits, grants and state.\n");
+                        printf("cloisterctl list\n\nLists roles and projects with mode, limits, grants and state, then sidecars\n"
+                               "with port, health path, limits, the roles that reach them and the states of\n"
+                               "their socket and runtime.\n");
                         return CTL_EXIT_OK;
                 default:
                         return CTL_EXIT_USAGE;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "conf-files.h"
 #include "ctl-model.h"
+#include "ctl-root.h"
 #include "log.h"
 
 static void collect(int level, const char *message, void *userdata) {
@@ -85,23 +86,46 @@ int ctl_model_add_project(CtlModel *m, const char *path) {
         return 0;
 }
 
-static int load_sidecars(CtlModel *m) {
-        ConfFileList l = {};
-        int r = conf_files_list(m->config_dirs, "sidecars", ".sidecar", &l);
+int ctl_model_add_sidecar(CtlModel *m, const char *path) {
+        CtlSidecar *sidecars = realloc(m->sidecars, sizeof(CtlSidecar) * (m->n_sidecars + 1)), *c;
+        _cleanup_free_ char *dir = NULL, *host = NULL;
 
-        if (r < 0)
-                return log_error_errno(r, "Failed to list sidecar files: %m");
-        m->sidecars = calloc(l.n ?: 1, sizeof(CtlSidecar));
-        if (!m->sidecars) {
-                conf_file_list_done(&l);
+        if (!sidecars)
                 return log_oom();
+        m->sidecars = sidecars;
+        c = &sidecars[m->n_sidecars++];
+        *c = (CtlSidecar) { .name = name_of(path, ".sidecar"), .path = strdup(path) };
+        if (!c->name || !c->path)
+                return log_oom();
+        if (!m->conf) {
+                if (strv_extend(&c->errors, "cloister.conf was refused; no sidecar is generated.") < 0)
+                        return log_oom();
+                return 0;
         }
-        for (size_t i = 0; i < l.n; i++) {
-                m->sidecars[i] = (CtlSidecar) { .name = name_of(l.files[i].name, ".sidecar"),
-                                                .path = TAKE_PTR(l.files[i].path) };
-                m->n_sidecars++;
+        if (COLLECTING(&c->errors, sidecar_load(path, m->conf, &c->sidecar)) < 0) {
+                c->sidecar = NULL;
+                if (!c->errors && strv_extend(&c->errors, "refused") < 0)
+                        return log_oom();
+                return 0;
         }
-        conf_file_list_done(&l);
+        dir = strprintf(SIDECAR_SERVICES_DIR "/%s", c->name);
+        if (!dir || !(host = ctl_root_path(dir)))
+                return log_oom();
+        c->dir_problem = sidecar_dir_check(host, &c->dir_fatal);
+        return 0;
+}
+
+/* As generate_roles() notes grants: every Service= of a generated role. */
+static int note_grants(CtlModel *m) {
+        for (size_t i = 0; i < m->n_roles; i++) {
+                if (!ctl_role_generated(&m->roles[i]))
+                        continue;
+                STRV_FOREACH(svc, m->roles[i].role->services)
+                        for (size_t j = 0; j < m->n_sidecars; j++)
+                                if (streq(m->sidecars[j].name, *svc) &&
+                                    strv_extend(&m->sidecars[j].reached_by, m->roles[i].name) < 0)
+                                        return log_oom();
+        }
         return 0;
 }
 
@@ -136,7 +160,9 @@ int ctl_model_load(CtlModel *m) {
         if (r >= 0)
                 r = load_kind(m, "projects", ".project", ctl_model_add_project);
         if (r >= 0)
-                r = load_sidecars(m);
+                r = load_kind(m, "sidecars", ".sidecar", ctl_model_add_sidecar);
+        if (r >= 0)
+                r = note_grants(m);
         return r;
 }
 
@@ -158,6 +184,9 @@ void ctl_model_done(CtlModel *m) {
         for (size_t i = 0; i < m->n_sidecars; i++) {
                 free(m->sidecars[i].name);
                 free(m->sidecars[i].path);
+                sidecar_free(m->sidecars[i].sidecar);
+                strv_free(m->sidecars[i].errors);
+                strv_free(m->sidecars[i].reached_by);
         }
         free(m->sidecars);
         closed_surface_index_done(&m->closed);
@@ -179,5 +208,12 @@ const CtlProject *ctl_model_find_project(const CtlModel *m, const char *name) {
         for (size_t i = 0; i < m->n_projects; i++)
                 if (streq(m->projects[i].name, name))
                         return &m->projects[i];
+        return NULL;
+}
+
+const CtlSidecar *ctl_model_find_sidecar(const CtlModel *m, const char *name) {
+        for (size_t i = 0; i < m->n_sidecars; i++)
+                if (streq(m->sidecars[i].name, name))
+                        return &m->sidecars[i];
         return NULL;
 }

@@ -5,6 +5,7 @@
 #include "cloister-conf.h"
 #include "project.h"
 #include "role.h"
+#include "sidecar.h"
 #include "strv.h"
 
 /* Everything the read verbs look at, loaded with the generator's own functions
@@ -29,6 +30,11 @@ typedef struct CtlProject {
 typedef struct CtlSidecar {
         char *name;
         char *path;
+        Sidecar *sidecar;           /* NULL: refused by the generator's checks (sidecar_load) */
+        char **errors;              /* why it was refused */
+        const char *dir_problem;    /* sidecar_dir_check() of its socket directory (below --root) */
+        bool dir_fatal;             /* ... so bad that the generator does not generate it */
+        char **reached_by;          /* generated roles whose Service= names it, as the generator notes them */
 } CtlSidecar;
 
 typedef struct CtlModel {
@@ -40,7 +46,7 @@ typedef struct CtlModel {
         size_t n_roles;
         CtlProject *projects;
         size_t n_projects;
-        CtlSidecar *sidecars;       /* listed by file only: their parser lives with the sidecar issue */
+        CtlSidecar *sidecars;       /* loaded with sidecar_load(), as the generator does */
         size_t n_sidecars;
         ClosedSurfaceIndex closed;
 } CtlModel;
@@ -56,9 +62,20 @@ void ctl_model_done(CtlModel *m);
 /* Loads one role or project file (path) into a model that has conf and dirs loaded. */
 int ctl_model_add_role(CtlModel *m, const char *path);
 int ctl_model_add_project(CtlModel *m, const char *path);
+int ctl_model_add_sidecar(CtlModel *m, const char *path);
 
 const CtlRole *ctl_model_find_role(const CtlModel *m, const char *name);
 const CtlProject *ctl_model_find_project(const CtlModel *m, const char *name);
+const CtlSidecar *ctl_model_find_sidecar(const CtlModel *m, const char *name);
+
+/* The generator writes a sidecar's units when its file loads and its socket directory does
+ * not break the contract (§3); a role's when it loads and no drop-in re-opens a surface. */
+static inline bool ctl_sidecar_generated(const CtlSidecar *c) {
+        return c->sidecar && !c->dir_fatal;
+}
+static inline bool ctl_role_generated(const CtlRole *c) {
+        return c->role && !c->closed_surface;
+}
 
 /* The generator's output directory of a booted system within the unit path (its drop-ins
  * are cloister's own, not admin drop-ins), or NULL. */

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 
 #include "ctl-output.h"
+#include "strv.h"
 #include "log.h"
 
 static int table_push(Table *t, const char *s) {
@@ -123,4 +124,21 @@ char *format_cpus(unsigned percent) {
         if (percent % 10 == 0)
                 return strprintf("%u.%u", percent / 100, percent % 100 / 10);
         return strprintf("%u.%02u", percent / 100, percent % 100);
+}
+
+char *ctl_join(char * const *l) {
+        size_t len = 1;
+        char *s;
+
+        STRV_FOREACH(i, l)
+                len += strlen(*i) + 1;
+        s = calloc(len, 1);
+        if (!s)
+                return NULL;
+        STRV_FOREACH(i, l) {
+                if (*s)
+                        strcat(s, ",");
+                strcat(s, *i);
+        }
+        return s;
 }

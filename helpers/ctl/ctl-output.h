@@ -38,3 +38,5 @@ static inline void json_object_putp(struct json_object **o) {
 char *format_bytes(uint64_t bytes);
 /* 150 → "1.5", 200 → "2". */
 char *format_cpus(unsigned percent);
+/* The names of `l` separated by commas ("" for an empty list); NULL on out of memory. */
+char *ctl_join(char * const *l);

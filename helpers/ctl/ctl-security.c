@@ -8,6 +8,7 @@
 #include "ctl-security.h"
 #include "ctl-unit.h"
 #include "log.h"
+#include "profile-sidecar.h"
 
 static int write_part(const char *dir, const char *name, const UnitPart *p) {
         _cleanup_free_ char *path = strprintf("%s/%s", dir, name);
@@ -141,6 +142,66 @@ int ctl_security_exposure(const CtlModel *m, const CtlRole *role, char **ret) {
         r = stage_unit(m, role, tmp);
         if (r >= 0)
                 r = run_analyze(tmp, unit, ret);
+        (void) nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        return r;
+}
+
+/* <tmp>/etc/systemd/system/{sidecar@NAME.socket, sidecar@NAME.service, sidecar-runtime@NAME.service}:
+ * full unit files, as the generator writes them (the proxy's JoinsNamespaceOf= and the
+ * socket's Service= resolve within the copy). */
+static int stage_sidecar(const Sidecar *sc, const char *tmp) {
+        static const struct {
+                const char *prefix, *suffix;
+                int (*render)(const Sidecar *sc, UnitSettings *ret);
+        } units[] = {
+                { "sidecar@",         ".socket",  profile_sidecar_socket },
+                { "sidecar@",         ".service", profile_sidecar_proxy },
+                { "sidecar-runtime@", ".service", profile_sidecar_runtime },
+        };
+        _cleanup_free_ char *sys = strprintf("%s/etc/systemd/system", tmp);
+        int r;
+
+        if (!sys)
+                return log_oom();
+        r = mkdir_p(sys);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(units); i++) {
+                _cleanup_free_ char *path = strprintf("%s/%s%s%s", sys, units[i].prefix, sc->name, units[i].suffix);
+                UnitSettings s = {};
+                FILE *f;
+
+                if (!path || units[i].render(sc, &s) < 0) {
+                        unit_settings_done(&s);
+                        return log_oom();
+                }
+                f = fopen(path, "we");
+                if (!f)
+                        r = log_error_errno(errno, "Failed to create %s: %m", path);
+                else {
+                        r = unit_settings_write(f, &s);
+                        if (fclose(f) != 0 && r >= 0)
+                                r = log_error_errno(errno, "Failed to write %s: %m", path);
+                }
+                unit_settings_done(&s);
+        }
+        return r;
+}
+
+int ctl_security_exposure_sidecar(const Sidecar *sc, char **ret_runtime, char **ret_proxy) {
+        _cleanup_free_ char *runtime = strprintf("sidecar-runtime@%s.service", sc->name),
+                *proxy = strprintf("sidecar@%s.service", sc->name);
+        char tmp[] = "/tmp/cloisterctl-security-XXXXXX";
+        int r;
+
+        *ret_runtime = *ret_proxy = NULL;
+        if (!runtime || !proxy)
+                return log_oom();
+        if (!mkdtemp(tmp))
+                return log_error_errno(errno, "Failed to create a temporary directory: %m");
+        r = stage_sidecar(sc, tmp);
+        if (r >= 0)
+                r = run_analyze(tmp, runtime, ret_runtime);
+        if (r >= 0)
+                r = run_analyze(tmp, proxy, ret_proxy);
         (void) nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
         return r;
 }

@@ -10,3 +10,8 @@
  * missing or says nothing usable; that is not an error. $CLOISTER_SYSTEMD_ANALYZE names
  * another binary (tests). */
 int ctl_security_exposure(const CtlModel *m, const CtlRole *role, char **ret);
+
+/* The same for a sidecar's runtime (sidecar-runtime@<name>.service) and proxy
+ * (sidecar@<name>.service), analysed on the units the generator writes for it (full unit
+ * files; admin drop-ins for them are not applied). NULL: unknown. */
+int ctl_security_exposure_sidecar(const Sidecar *sc, char **ret_runtime, char **ret_proxy);

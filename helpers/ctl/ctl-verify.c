@@ -10,7 +10,7 @@
  * only a running system can do (ctl-checks). */
 
 typedef struct Verified {
-        const char *kind;       /* "conf", "role", "project" */
+        const char *kind;       /* "role", "sidecar", "project" */
         const char *name;
         const char *path;
         char **problems;
@@ -32,8 +32,15 @@ static int verify_project(const CtlProject *project, Verified *v) {
         return ctl_check_project(project, &v->problems);
 }
 
+static int verify_sidecar(const CtlSidecar *sidecar, Verified *v) {
+        *v = (Verified) { .kind = "sidecar", .name = sidecar->name, .path = sidecar->path };
+        if (sidecar->errors && strv_extend_strv(&v->problems, sidecar->errors) < 0)
+                return log_oom();
+        return ctl_check_sidecar(sidecar, &v->problems);
+}
+
 static bool looks_like_file(const char *arg) {
-        return strchr(arg, '/') || strstr(arg, ".role") || strstr(arg, ".project");
+        return strchr(arg, '/') || strstr(arg, ".role") || strstr(arg, ".project") || strstr(arg, ".sidecar");
 }
 
 static bool same_file(const char *a, const char *b) {
@@ -63,13 +70,19 @@ static int load_file(CtlModel *m, const char *path) {
         for (size_t i = 0; i < m->n_projects; i++)
                 if (same_file(m->projects[i].path, path))
                         return 0;
+        for (size_t i = 0; i < m->n_sidecars; i++)
+                if (same_file(m->sidecars[i].path, path))
+                        return 0;
         if (suffix && streq(suffix, ".project"))
                 return ctl_model_add_project(m, path);
+        if (suffix && streq(suffix, ".sidecar"))
+                return ctl_model_add_sidecar(m, path);
         return ctl_model_add_role(m, path);     /* role_load refuses anything but *.role */
 }
 
-/* One argument: a file, or a role or project name (both, if a role and a project share it).
- * Appends what it selects to *out. */
+/* One argument: a file, or a role, sidecar or project name: a name shared by several kinds
+ * selects all of them (role, sidecar, project, in that order), since each is a separate file
+ * the admin may have meant. Appends what it selects to *out. */
 static int select_arg(CtlModel *m, const char *arg, Verified **out, size_t *n) {
         bool file = looks_like_file(arg), found = false;
         Verified *v;
@@ -87,6 +100,16 @@ static int select_arg(CtlModel *m, const char *arg, Verified **out, size_t *n) {
                         found = true;
                         break;
                 }
+        for (size_t i = 0; i < m->n_sidecars; i++)
+                if (file ? same_file(m->sidecars[i].path, arg) : streq(m->sidecars[i].name, arg)) {
+                        if (!(v = append(out, n)))
+                                return log_oom();
+                        r = verify_sidecar(&m->sidecars[i], v);
+                        if (r < 0)
+                                return r;
+                        found = true;
+                        break;
+                }
         for (size_t i = 0; i < m->n_projects; i++)
                 if (file ? same_file(m->projects[i].path, arg) : streq(m->projects[i].name, arg)) {
                         if (!(v = append(out, n)))
@@ -98,18 +121,20 @@ static int select_arg(CtlModel *m, const char *arg, Verified **out, size_t *n) {
                         break;
                 }
         if (!found)
-                return log_error_errno(ENOENT, "\"%s\": no such role, project or file.", arg);
+                return log_error_errno(ENOENT, "\"%s\": no such role, sidecar, project or file.", arg);
         return 0;
 }
 
 static int select_all(CtlModel *m, Verified **out, size_t *n) {
         int r = 0;
 
-        *out = calloc(m->n_roles + m->n_projects + 1, sizeof(Verified));
+        *out = calloc(m->n_roles + m->n_sidecars + m->n_projects + 1, sizeof(Verified));
         if (!*out)
                 return log_oom();
         for (size_t i = 0; r >= 0 && i < m->n_roles; i++)
                 r = verify_role(m, &m->roles[i], &(*out)[(*n)++]);
+        for (size_t i = 0; r >= 0 && i < m->n_sidecars; i++)
+                r = verify_sidecar(&m->sidecars[i], &(*out)[(*n)++]);
         for (size_t i = 0; r >= 0 && i < m->n_projects; i++)
                 r = verify_project(&m->projects[i], &(*out)[(*n)++]);
         return r;
@@ -163,9 +188,11 @@ static int print_json(const CtlModel *m, const Verified *v, size_t n, bool ok, c
 
 static void help(void) {
         printf("cloisterctl verify [FILE|NAME...]\n\n"
-               "Checks cloister.conf, roles and projects as the generator does, and what only a\n"
-               "running system can check: mount sources, sidecar and broker sockets, dependency\n"
-               "sets. Prints file:line: key: reason for each problem; exits 1 if there is any.\n");
+               "Checks cloister.conf, roles, sidecars and projects as the generator does, and what\n"
+               "only a running system can check: mount sources, GPU device nodes, sidecar and\n"
+               "broker sockets, socket directories, dependency sets. Prints file:line: key: reason\n"
+               "for each problem; exits 1 if there is any. A NAME shared by several kinds selects\n"
+               "each of them.\n");
 }
 
 int verb_verify(int argc, char *argv[], const CtlOptions *o) {

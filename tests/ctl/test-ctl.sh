@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # CLI tests of cloisterctl verify, cat, list, doctor and the global options (TAP).
 # The fixture tree root/ is copied into a temporary --root; the test adds what git cannot
-# hold: the template, sockets, a mount source, a materialised dependency set.
+# hold: the template, sockets and their directories, mount sources, GPU device nodes (plain
+# files: verify checks that they exist), a materialised dependency set.
 #
 #   test-ctl.sh CLOISTERCTL TEMPLATE FIXTURE_ROOT
 set -uo pipefail
@@ -12,15 +13,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../integration/tap.sh"
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 root=$work/root
 cp -r "$fixture" "$root"
-mkdir -p "$root/usr/lib/systemd/system" "$root/srv/in"
+mkdir -p "$root/usr/lib/systemd/system" "$root/srv/in" "$root/srv/models" "$root/dev"
 cp "$template" "$root/usr/lib/systemd/system/agent@.service"
 
 mksock() { python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"; }
-mkdir -p "$root/run/cloister/services/inference"
+mkdir -p "$root/run/cloister/services/inference" "$root/run/cloister/services/stale"
 mksock "$root/run/cloister/services/inference/service.sock"
+chmod 0555 "$root/run/cloister/services/inference"     # the contract (§3)
+chmod 0777 "$root/run/cloister/services/stale"         # broken: anyone could plant a socket
+touch "$root/dev/nvidiactl" "$root/dev/nvidia-uvm" "$root/dev/nvidia0"
 mksock "$root/run/cloister/broker.sock"
 sha=$(sha256sum "$root/srv/done/package-lock.json" | cut -d' ' -f1)
 mkdir -p "$root/var/cache/cloister/deps/npm-$sha"
@@ -33,6 +37,10 @@ run() { out=$("$@" 2>"$work/err"); rc=$?; err=$(cat "$work/err"); }
 has() { grep -qF -- "$2" <<<"$1"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)" <<<"$out"; }
 R=$root/etc/cloister/roles
+S=$root/etc/cloister/sidecars
+# The socket directory contract wants root's ownership: as another user, inference's 0555
+# directory is "not owned by root" and the checks that need it healthy cannot hold.
+root_only() { if [ "$(id -u)" = 0 ]; then check "$@"; else skip "$1" "needs root (socket directory owned by root)"; fi; }
 
 # --- global options ---
 run "$ctl" --version
@@ -64,8 +72,37 @@ check "verify: a lockfile cloister-deps would refuse (no --hash) is reported wit
         has "$err" "$root/srv/unpinned/requirements.lock:1: the requirement has no --hash=sha256"
 check "verify: good, daemon (broker socket present) and done (materialised) are not reported" \
         eval '! grep -qE "good.role|daemon.role|done.project" <<<"$err"'
+check "verify: a sidecar refused by the generator's own loader, as file:line: key: reason" \
+        has "$err" "$S/broken.sidecar:5: Invalid Port= value \"99999\" in [Sidecar]"
+check "verify: a sidecar's missing ReadOnlyMount= host path names its line" \
+        has "$err" "$S/stale.sidecar:7: ReadOnlyMount=: /srv/nomodels does not exist"
+check "verify: a GPU device node named by GPUs= that does not exist" \
+        has "$err" "$S/stale.sidecar:6: GPUs=: /dev/nvidia1 does not exist"
+check "verify: a socket directory writable by others breaks the contract (not generated)" \
+        has "$err" "$S/stale.sidecar: socket directory $root/run/cloister/services/stale is writable by group or others"
+check "verify: a granted sidecar with no sidecar file is reported on the Service= line" \
+        has "$err" "$R/nosock.role:6: Service=: no sidecar file ghost.sidecar"
+check "verify: a granted sidecar that is refused is reported on the Service= line" \
+        has "$err" "$R/nosock.role:7: Service=: sidecar broken is refused"
+root_only "verify: the good sidecar (mount, GPU 0, 0555 directory present) is not reported" \
+        eval '! has "$err" inference.sidecar'
 run C verify good daemon done
 check "verify NAME...: exit 0 and silent when those are fine" test "$rc" = 0 -a -z "$err$out"
+run C verify inference
+root_only "verify NAME: a sidecar by name, exit 0 when it is fine" test "$rc" = 0 -a -z "$err$out"
+run C verify stale
+check "verify NAME: a sidecar by name, exit 1 with its problems only" \
+        eval 'test $rc = 1 && has "$err" stale.sidecar && ! has "$err" .role'
+run C verify broken
+check "verify NAME: a name shared by a role and a sidecar selects both" \
+        eval 'test $rc = 1 && has "$err" "broken.role:5:" && has "$err" "broken.sidecar:5:"'
+run C verify "$S/broken.sidecar"
+check "verify FILE: a sidecar file by path selects only it" \
+        eval 'test $rc = 1 && has "$err" "broken.sidecar:5:" && ! has "$err" "broken.role"'
+printf '[Sidecar]\nExec=/usr/bin/true\n' > "$work/outside.sidecar"
+run C verify "$work/outside.sidecar"
+check "verify FILE: a sidecar file outside the configuration directories is loaded as given" \
+        eval 'test $rc = 1 && has "$err" "outside.sidecar: [Sidecar] Port= is required"' 
 run C verify "$R/broken.role"
 check "verify FILE: exit 1 for a refused file given by path" eval 'test $rc = 1 && has "$err" "broken.role:5:"'
 cat > "$work/outside.role" <<'X'
@@ -82,6 +119,9 @@ run C --json verify
 check "verify --json: valid JSON, ok=false, per-file problems" \
         json '(not d["ok"]) and {f["name"]: f["ok"] for f in d["files"]}["good"] and not {f["name"]: f["ok"] for f in d["files"]}["broken"]'
 check "verify --json: exit 1 like the text form" test "$rc" = 1
+check "verify --json: sidecars are files of kind sidecar with their problems" \
+        json '[(f["ok"], len(f["problems"])) for f in d["files"] if f["kind"] == "sidecar" and f["name"] == "stale"] == [(False, 3)]'
+
 
 # cloister.conf refused: nothing is generated, every role fails (and $CLOISTER_CONFIG_PATH wins over --root)
 mkdir -p "$work/badconf/roles"
@@ -132,7 +172,12 @@ check "list: a role with mode, limits, grants, state unknown without systemd" \
 check "list: a refused role" eval 'grep -qE "^broken +role +refused " <<<"$out"'
 check "list: a mode inherited from cloister.conf (DefaultNetwork=daemon-only)" \
         eval 'grep -qE "^daemon +role +ok +daemon-only +512M +2 +128 " <<<"$out"'
-check "list: sidecars" eval 'grep -qE "^inference +sidecar " <<<"$out"'
+check "list: a sidecar with port, health, limits, GPUs, the roles that reach it, socket and runtime states" \
+        eval 'grep -qE "^inference +sidecar +ok +8080 +/health +2G +4 +128 +0 +good +unknown +unknown$" <<<"$out"'
+check "list: a refused sidecar (the role granting it is shown)" \
+        eval 'grep -qE "^broken +sidecar +refused +- +- +- +- +- +- +nosock +unknown +unknown$" <<<"$out"'
+check "list: a sidecar whose socket directory breaks the contract is refused" \
+        eval 'grep -qE "^stale +sidecar +refused +8000 +- +512M +2 +128 +1 +- " <<<"$out"'
 check "list: projects with their dependency sets" eval 'grep -qE "^webapp +project +ok .*deps:pip" <<<"$out"'
 check "list: a role of a project shows its dependency set as a grant" eval 'grep -qE "^coder +role .*deps:pip" <<<"$out"'
 run C --legend list
@@ -140,6 +185,11 @@ check "list --legend: header line (no escapes into a pipe)" eval 'head -n1 <<<"$
 run C --json list
 check "list --json: valid JSON with the role's fields" \
         json '[e for e in d if e["name"] == "good"][0] == {"name": "good", "kind": "role", "config": "ok", "mode": "none", "memory": "1G", "cpus": "1.5", "tasks": "64", "grants": ["service:inference"], "unit": "agent@good.service", "state": "unknown"}'
+check "list --json: a sidecar entry with its own fields" \
+        json '[e for e in d if e["name"] == "inference"][0] == {"name": "inference", "kind": "sidecar", "config": "ok", "port": 8080, "health": "/health", "memory": "2G", "cpus": "4", "tasks": "128", "gpus": "0", "reached_by": ["good"], "unit": "sidecar@inference.socket", "state": "unknown", "runtime_unit": "sidecar-runtime@inference.service", "runtime_state": "unknown"}'
+run C --legend list
+check "list --legend: sidecars in a table of their own" \
+        eval 'grep -q "^NAME  *KIND  *CONFIG  *PORT  *HEALTH  *MEMORY  *CPUS  *TASKS  *GPUS  *REACHED-BY  *SOCKET  *RUNTIME" <<<"$out"'
 run C list extra
 check "list: an argument exits 2" test "$rc" = 2
 
@@ -150,7 +200,15 @@ check "doctor: a refused role is broken, with the generator's reason" \
         eval 'grep -qE "^broken +role +broken +refused " <<<"$out" && has "$out" "broken: $R/broken.role:5:"'
 check "doctor: a drop-in re-opening PrivateNetwork= refuses the role" \
         eval 'grep -qE "^reopen +role +broken +refused " <<<"$out" && has "$out" "reopen: $root/etc/systemd/system/agent@reopen.service.d/10-net.conf:2: PrivateNetwork="'
-check "doctor: a missing sidecar socket (0 of 1 present)" eval 'grep -qE "^nosock +role +broken +yes +- +0/1 " <<<"$out"'
+check "doctor: missing sidecar sockets (0 of 2 present)" eval 'grep -qE "^nosock +role +broken +yes +- +0/2 " <<<"$out"'
+check "doctor: a role granted a sidecar with no sidecar file is reported" \
+        has "$out" "nosock: $R/nosock.role:6: Service=: no sidecar file ghost.sidecar"
+root_only "doctor: a healthy sidecar: generated, socket present, reached by good" \
+        eval 'grep -qE "^inference +sidecar +ok +yes +present +unknown +unknown +good " <<<"$out"'
+check "doctor: a refused sidecar with the loader's reason" \
+        eval 'grep -qE "^broken +sidecar +broken +refused +missing +unknown +unknown +nosock +- +-$" <<<"$out" && has "$out" "broken: $S/broken.sidecar:5: Invalid Port="'
+check "doctor: a sidecar not generated for its socket directory, with mount and GPU problems" \
+        eval 'grep -qE "^stale +sidecar +broken +refused " <<<"$out" && has "$out" "stale: $S/stale.sidecar: socket directory" && has "$out" "stale: $S/stale.sidecar:6: GPUs="'
 check "doctor: present sockets (broker for daemon-only, sidecar for good)" \
         eval 'grep -qE "^daemon +role +ok +yes +present " <<<"$out" && grep -qE "^good +role +ok +yes +- +1/1 " <<<"$out"'
 check "doctor: an unmaterialised project and its role" \
@@ -159,24 +217,44 @@ check "doctor: a materialised project is fine" eval 'grep -qE "^done +project +o
 run C doctor --json
 check "doctor --json: valid, ok=false, materialised flags per set" \
         json 'not d["ok"] and [i for i in d["items"] if i["name"] == "webapp"][0]["dependencies"][0]["materialised"] is False and [i for i in d["items"] if i["name"] == "done"][0]["dependencies"][0]["materialised"] is True'
+check "doctor --json: a sidecar item (generated, socket, unit states, reached_by)" \
+        json '[(i["generated"], i["reached_by"], i["socket"]["unit"], i["runtime"]["unit"]) for i in d["items"] if i["kind"] == "sidecar" and i["name"] == "broken"] == [(False, ["nosock"], {"name": "sidecar@broken.socket", "state": "unknown"}, {"name": "sidecar-runtime@broken.service", "state": "unknown"})]'
+check "doctor --json: the socket directory's problem is a field" \
+        json '[i for i in d["items"] if i["name"] == "stale"][0]["socket"]["directory_problem"] == "is writable by group or others"'
+check "doctor --json: a grant names its sidecar file, or null when there is none" \
+        json '[(s["name"], s["sidecar_file"] is None, s["sidecar_generated"]) for s in [i for i in d["items"] if i["name"] == "nosock"][0]["services"]] == [("ghost", True, False), ("broken", False, False)]'
 check "doctor --json: closed surface and socket presence are fields" \
         json '"PrivateNetwork=" in [i for i in d["items"] if i["name"] == "reopen"][0]["closed_surface"] and [i for i in d["items"] if i["name"] == "nosock"][0]["services"][0]["present"] is False'
 if command -v systemd-analyze >/dev/null && systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
         check "doctor: systemd-analyze security exposure of a generated unit" \
                 json '__import__("re").fullmatch(r"\d+\.\d [A-Z]+", [i for i in d["items"] if i["name"] == "good"][0]["exposure"] or "")'
+        root_only "doctor: systemd-analyze security exposure of a sidecar's runtime and proxy units" \
+                json 'all(__import__("re").fullmatch(r"\d+\.\d [A-Z]+", v or "") for v in [i for i in d["items"] if i["name"] == "inference"][0]["exposure"].values())'
+        check "doctor: no exposure for a sidecar that is not generated" \
+                json '[i for i in d["items"] if i["name"] == "broken" and i["kind"] == "sidecar"][0]["exposure"] == {"runtime": None, "proxy": None}'
 else
         skip "doctor: systemd-analyze security exposure of a generated unit" "systemd-analyze with --offline not available"
+        skip "doctor: systemd-analyze security exposure of a sidecar's runtime and proxy units" "systemd-analyze with --offline not available"
+        skip "doctor: no exposure for a sidecar that is not generated" "systemd-analyze with --offline not available"
 fi
 # a healthy tree: only the roles and projects without problems
 for f in broken reopen nosock nomount coder; do rm "$R/$f.role"; done
 rm "$root/etc/cloister/projects/webapp.project" "$root/etc/cloister/projects/unpinned.project"
+rm "$S/broken.sidecar" "$S/stale.sidecar"
 run C doctor
-check "doctor: exit 0 when nothing is broken" test "$rc" = 0
+root_only "doctor: exit 0 when nothing is broken" test "$rc" = 0
+rm "$root/run/cloister/services/inference/service.sock"
+run C doctor
+check "doctor: a generated sidecar whose socket is missing is broken" \
+        eval 'test $rc = 1 && has "$out" "inference: $S/inference.sidecar: socket $root/run/cloister/services/inference/service.sock is missing"'
+chmod 0755 "$root/run/cloister/services/inference"
+mksock "$root/run/cloister/services/inference/service.sock"
+chmod 0555 "$root/run/cloister/services/inference"
 run env CLOISTER_SYSTEMD_ANALYZE=/nonexistent "$ctl" --root="$root" doctor --json
-check "doctor: without systemd-analyze the exposure is unknown (null) and nothing fails" \
-        eval 'test $rc = 0 && json "[i for i in d[\"items\"] if i[\"name\"] == \"good\"][0][\"exposure\"] is None"'
+root_only "doctor: without systemd-analyze the exposure is unknown (null) and nothing fails" \
+        eval 'test $rc = 0 && json "[i for i in d[\"items\"] if i[\"name\"] == \"good\"][0][\"exposure\"] is None" && json "[i for i in d[\"items\"] if i[\"name\"] == \"inference\"][0][\"exposure\"] == {\"runtime\": None, \"proxy\": None}"'
 run C verify
-check "verify: exit 0 on a healthy tree" test "$rc" = 0
+root_only "verify: exit 0 on a healthy tree" test "$rc" = 0
 run C doctor --bogus
 check "doctor: an unknown option exits 2" test "$rc" = 2
 
