@@ -95,25 +95,25 @@ check "Tasks= control: Tasks=64 lets all 20 forks through ($(cat /srv/out/tasks-
 systemctl stop agent@tasks-control.service
 
 # --- CPUs= --------------------------------------------------------------------------------
-# One thread spins for 6 s. Over that window (from the agent's start marker to its end
-# marker) the unit's cgroup may use CPUs × the elapsed quota periods (cpu.stat nr_periods ×
-# cpu.max's 100 ms) of CPU time (usage_usec), ±25 %, and never more than CPUs × the window's
-# wall time (+25 %). (Periods, not wall time, for the band: a TCG guest on a loaded host
-# runs its period timers late, which only ever lowers the usage per wall-clock second.)
-cpu_stat() { awk -v k="$2" '$1 == k { print $2 }' "$1/cpu.stat"; }
-now_us() { echo "${EPOCHREALTIME/./}"; }
+# One thread spins for 6 s; right before and after, the agent records the clock and its
+# cgroup's cpu.stat (the suite checks that it is the unit's). Over that window the unit may
+# use CPUs × the elapsed quota periods (nr_periods × cpu.max's 100 ms) of CPU time
+# (usage_usec), ±25 %, and never more than CPUs × the window's wall time (+25 %). (Periods,
+# not wall time, for the band: a TCG guest on a loaded host fires its period timers late,
+# which only ever lowers the usage per wall-clock second.)
+snap() { sed -n "s/^$3=//p" "/srv/out/$1/$2"; }
 cpu_window() { # ROLE: USAGE_MS, PERIODS and WALL_MS of the agent's busy loop
-        local cg u0 p0 t0
         USAGE_MS="" PERIODS="" WALL_MS=""
         systemctl start "agent@$1.service"
-        if wait_for 120 test -e "/srv/out/$1/busy.start"; then
-                cg=$(cgroup "$1")
-                u0=$(cpu_stat "$cg" usage_usec) p0=$(cpu_stat "$cg" nr_periods) t0=$(now_us)
-                if wait_for 120 test -s "/srv/out/$1/busy.txt"; then
-                        USAGE_MS=$((($(cpu_stat "$cg" usage_usec) - u0) / 1000))
-                        PERIODS=$(($(cpu_stat "$cg" nr_periods) - p0)) WALL_MS=$((($(now_us) - t0) / 1000))
+        if wait_for 120 test -s "/srv/out/$1/busy.txt"; then
+                diag "$1: cpu.max=$(cat "$(cgroup "$1")/cpu.max") $(grep throttled "$(cgroup "$1")/cpu.stat" | tr '\n' ' ')"
+                if [ "$(snap "$1" busy.start cgroup)" = "$(cgroup "$1")" ]; then
+                        USAGE_MS=$((($(snap "$1" busy.txt usage_usec) - $(snap "$1" busy.start usage_usec)) / 1000))
+                        PERIODS=$(($(snap "$1" busy.txt nr_periods) - $(snap "$1" busy.start nr_periods)))
+                        WALL_MS=$((($(snap "$1" busy.txt ns) - $(snap "$1" busy.start ns)) / 1000000))
+                else
+                        diag "$1: the agent read $(snap "$1" busy.start cgroup), not the unit's $(cgroup "$1")"
                 fi
-                diag "$1: cpu.max=$(cat "$cg/cpu.max") $(grep throttled "$cg/cpu.stat" | tr '\n' ' ')"
         fi
         systemctl stop "agent@$1.service"
 }
@@ -165,9 +165,9 @@ ip netns add cl-outside
 ip link add cl-out0 type veth peer name cl-out1 netns cl-outside
 ip addr add 10.123.0.1/24 dev cl-out0 && ip link set cl-out0 up
 ip -n cl-outside addr add 10.123.0.2/24 dev cl-out1
-ip -n cl-outside addr add 169.254.169.254/32 dev cl-out1
+ip -n cl-outside addr add 169.254.169.254/16 dev cl-out1
 ip -n cl-outside link set cl-out1 up && ip -n cl-outside link set lo up
-ip route add 169.254.169.254/32 dev cl-out0
+ip addr add 169.254.0.1/16 dev cl-out0
 ip route add 224.0.0.0/4 dev cl-out0
 : > /run/cl-vm/mcast.log
 echo sentinel,udp,239.1.2.3,7500 > /run/cl-vm/sentinel-target
@@ -206,7 +206,6 @@ wait_for 20 test -e /run/cl-vm/loopback-ready
 
 probe_net() { # WHO OUTFILE: run the probe (as the suite itself, or as an agent)
         : > /run/cl-vm/mcast.log
-        ip route replace 169.254.169.254/32 dev cl-out0
         ip route replace 224.0.0.0/4 dev cl-out0
         diag "$1: routes: $(ip -4 route show | tr '\n' ';')"
         if [ "$1" = suite ]; then
@@ -234,6 +233,9 @@ check "egress fixture: unsandboxed, every target answers and both multicast grou
 
 probe_net net-host /srv/out/net-host/net.txt
 H=/srv/out/net-host/net.txt
+# (With a hand-made /32 route to 169.254.169.254, sandboxed connects now and then failed with
+# ENETUNREACH in host and egress mode alike; the egress verdict below accepts only what the
+# BPF filter does, so such a run fails rather than passes.)
 diag "host mode: $(tr '\n' ';' < $H 2>/dev/null) multicast: $(tr '\n' ' ' < $H.mcast)"
 probe_net net-egress /srv/out/net-egress/net.txt
 E=/srv/out/net-egress/net.txt
@@ -242,7 +244,7 @@ check "egress: the agent ran (the shim found the host's loopback filtered: $(pro
 check "egress: reaches the outside test host ($(net $E outside))" bash -c "[[ '$(net $E outside)' == connected\ outside ]]"
 for t in loopback loopback6 v4mapped-loopback metadata; do
         check "egress: IPAddressDeny= blocks $t ($(net $E $t)); control, host mode: $(net $H $t)" \
-                bash -c "[[ '$(net $E $t)' == blocked* && '$(net $H $t)' == connected* ]]"
+                bash -c "[[ '$(net $E $t)' =~ ^blocked\ (timeout|EPERM|EACCES)$ && '$(net $H $t)' == connected* ]]"
 done
 for t in mcast-all-hosts mcast-scoped; do
         check "egress: $t never arrives ($(net $E $t)); control, host mode: it arrives" \
