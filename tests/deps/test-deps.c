@@ -96,11 +96,11 @@ static void test_cache_dir(void) {
         ok(!deps_materialised(d), "a directory without the complete marker is not materialised");
         test_mkdir(tmpdir, "cache/pip-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad/" DEPS_COMPLETE_MARKER);
         ok(!deps_materialised(d), "a marker that is a directory does not count");
-        test_write_file(tmpdir, "cache/pip-x/" DEPS_COMPLETE_MARKER, "x");
+        free(test_write_file(tmpdir, "cache/pip-x/" DEPS_COMPLETE_MARKER, "x"));
         e = test_path(tmpdir, "cache/pip-x");
         ok(deps_materialised(e), "a directory with the marker file is materialised");
         free(e);
-        test_write_file(tmpdir, "cache/file", "x");
+        free(test_write_file(tmpdir, "cache/file", "x"));
         e = test_path(tmpdir, "cache/file");
         ok(!deps_materialised(e), "a regular file is not materialised");
         free(e);
