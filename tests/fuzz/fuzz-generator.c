@@ -4,7 +4,8 @@
  * and by "\n%%conf\n" and a cloister.conf replacing the fixed one below. generator_run()
  * writes into a scratch directory, twice; the invariants:
  *  - a refused role (or cloister.conf) produces nothing for it and exit status 1;
- *  - an accepted role gets its drop-in and both tmpfs mounts, exit status 0;
+ *  - an accepted role gets its drop-in and both tmpfs mounts, exit status 0 (1 if the
+ *    project file beside it is refused);
  *  - the drop-in never drops a locked directive: every line of it is a "[Section]" or a
  *    "Key=Value" whose key is one the role's own keys may set (the grant table below), with
  *    a value that grant allows; everything else in the template stays as rendered. A value
@@ -18,6 +19,7 @@
 #include "conf-files.h"
 #include "fuzz-util.h"
 #include "generator.h"
+#include "project.h"
 #include "role.h"
 
 static const char default_conf[] =
@@ -131,13 +133,43 @@ static bool value_in(const char *v, const char *const *set) {
         return false;
 }
 
+/* Service=NAME: the agent wants and orders after the sidecar's socket unit. */
+static bool granted_sidecar_socket(const Role *role, const char *v) {
+        STRV_FOREACH(svc, role->services) {
+                _cleanup_free_ char *unit = strprintf("sidecar@%s.socket", *svc);
+                if (unit && streq(v, unit))
+                        return true;
+        }
+        return false;
+}
+
+/* Service=NAME: the sidecar's socket directory, read-only, at the same place. */
+static bool granted_sidecar_dir(const Role *role, const char *v) {
+        STRV_FOREACH(svc, role->services) {
+                _cleanup_free_ char *bind = strprintf("-/run/cloister/services/%s", *svc);
+                if (bind && streq(v, bind))
+                        return true;
+        }
+        return false;
+}
+
+/* GPUs=: only NVIDIA nodes and render nodes, read-write for the device cgroup. */
+static bool is_gpu_node(const char *v) {
+        return startswith(v, "/dev/nvidia") || startswith(v, "/dev/dri/renderD");
+}
+
 static bool granted(const Role *role, const char *section, const char *key, const char *v) {
         NetworkMode m = role->network;
 
-        if (streq(section, "Unit"))
+        if (streq(section, "Unit")) {
+                _cleanup_free_ char *deps = role->project ? strprintf("cloister-deps@%s.service", role->project) : NULL;
+
                 return value_in(key, (const char *const[]) { "Description", "SourcePath", "RequiresMountsFor", NULL }) ||
                        (value_in(key, (const char *const[]) { "Wants", "After", NULL }) && streq(v, "cloister-broker.socket") &&
-                        m == NETWORK_DAEMON_ONLY);
+                        m == NETWORK_DAEMON_ONLY) ||
+                       (value_in(key, (const char *const[]) { "Wants", "After", NULL }) && granted_sidecar_socket(role, v)) ||
+                       (value_in(key, (const char *const[]) { "Requires", "After", NULL }) && deps && streq(v, deps));
+        }
         if (!streq(section, "Service"))
                 return false;
         if (streq(key, "ExecStart")) {
@@ -162,7 +194,15 @@ static bool granted(const Role *role, const char *section, const char *key, cons
                 return colon && value_in(colon + 1, (const char *const[]) { "/tmp", "/var/tmp", "/output", "/workspace", NULL });
         }
         if (streq(key, "BindReadOnlyPaths"))
-                return strchr(v, ':') && !strstr(v, ":rw");
+                return (strchr(v, ':') && !strstr(v, ":rw")) || granted_sidecar_dir(role, v) ||
+                       (role->gpus && v[0] == '-' && is_gpu_node(v + 1) && !strchr(v, ':'));
+        if (streq(key, "DeviceAllow")) {
+                const char *sp = strchr(v, ' ');
+                _cleanup_free_ char *node = sp ? strndup(v, (size_t) (sp - v)) : NULL;
+                return role->gpus && node && is_gpu_node(node) && streq(sp, " rw");
+        }
+        if (streq(key, "ExecStartPre")) /* GPUs=: the start check that names a missing node */
+                return role->gpus && startswith(v, "/bin/sh -c \"test -c ");
         if (streq(key, "TemporaryFileSystem"))
                 return startswith(v, "/dev/shm:") && strstr(v, ",nosuid,nodev,noexec") && !strchr(v, ' ');
         if (streq(key, "DynamicUser"))
@@ -278,6 +318,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char **names = NULL, **names1 = NULL;
         size_t n = 0, n1 = 0;
         const char *m;
+        bool project_refused = false;
         int r0, r1;
 
         if (!init) {
@@ -312,6 +353,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
         if (cloister_conf_load(dirs, &conf) >= 0 && role_load(role_path, conf, dirs, &role) < 0)
                 role = NULL;
+        /* A refused project file makes the exit status 1 even when no role names it (a role
+         * that names it is refused by role_load() already). */
+        if (project) {
+                _cleanup_free_ char *project_path = strprintf("%s/%s", fuzz_scratch(), PROJECT_REL);
+                _cleanup_(project_freep) Project *p = NULL;
+                if (!project_path)
+                        abort();
+                project_refused = project_load(project_path, &p) < 0;
+        }
 
         if (getenv("FUZZ_VERBOSE")) /* what the replay saw: fuzz-generator-replay with FUZZ_VERBOSE=1 */
                 fprintf(stderr, "fuzz-generator: %s\n", !conf ? "cloister.conf refused" : !role ? "role refused" :
@@ -334,7 +384,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 ClosedSurfaceIndex idx = {};
                 char *unit_dirs[] = { (char *) out_dir(0), NULL };
 
-                fuzz_assert(r0 == 0, "an accepted role (and nothing else configured) exits 0");
+                fuzz_assert(r0 == (project_refused ? 1 : 0), "an accepted role exits %d (a refused project file beside it: %s), not %d",
+                            project_refused ? 1 : 0, project_refused ? "yes" : "no", r0);
                 fuzz_assert(network_mode_is_sealed(role->network) || role->network == NETWORK_EGRESS || conf->allow_host_network > 0,
                             "Network=host only with AllowHostNetwork=yes");
                 dt = dropin ? read_all(dropin) : NULL;
