@@ -25,8 +25,16 @@ typedef struct Battery {
 } Battery;
 
 /* BLOCKED: the probe's surface is closed by its directive. OPEN: it is not. ERROR: the
- * probe could not tell (counts as a failure: fail closed). NA: the mode opens it by design. */
-typedef enum { VERDICT_ERROR, VERDICT_BLOCKED, VERDICT_OPEN, VERDICT_NA } Verdict;
+ * probe could not tell (counts as a failure: fail closed). NOT_APPLICABLE: the kernel has no
+ * such surface at all (e.g. no i386 syscall entry), told apart precisely from a refusal; only
+ * the unhardened reference run may make that a SKIP. BY_DESIGN: the mode opens it. */
+typedef enum {
+        VERDICT_ERROR,
+        VERDICT_BLOCKED,
+        VERDICT_OPEN,
+        VERDICT_NOT_APPLICABLE,
+        VERDICT_BY_DESIGN,
+} Verdict;
 
 typedef struct Result {
         Verdict verdict;
@@ -49,6 +57,7 @@ typedef struct Probe {
 void blocked(Result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void opened(Result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void failed(Result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void not_applicable(Result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A syscall that the filter must stop before the kernel sees it: the arguments are chosen so
  * that the kernel, if reached, answers something else than EPERM (or succeeds harmlessly). */

@@ -11,6 +11,7 @@
 #include <linux/perf_event.h>
 #include <linux/userfaultfd.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,6 +22,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "battery.h"
@@ -147,16 +149,44 @@ PROBE(realtime) {
         GATE(sched_setscheduler(0, SCHED_FIFO, &sp));
 }
 
-/* getpid through the i386 entry point: a non-native architecture. */
-PROBE(foreign_arch) {
+/* getpid through the i386 entry point: a non-native architecture. Four outcomes, told apart
+ * precisely: our pid back (open); -EPERM or a seccomp kill (blocked, SIGSYS is seen by the
+ * parent); a general protection fault on the int $0x80 instruction itself, SIGSEGV with
+ * si_code SI_KERNEL, which is what a kernel without the i386 entry (IA32 emulation off)
+ * raises even unconfined (not applicable); anything else (error). */
 #if defined(__x86_64__)
+static sigjmp_buf foreign_arch_jump;
+static volatile sig_atomic_t foreign_arch_fault; /* 1: SI_KERNEL at an int $0x80; 2: other */
+
+static void foreign_arch_segv(int sig, siginfo_t *si, void *ucontext) {
+        const ucontext_t *uc = ucontext;
+        const unsigned char *ip = (const unsigned char *) uc->uc_mcontext.gregs[REG_RIP];
+
+        foreign_arch_fault = si->si_code == SI_KERNEL && ip && ip[0] == 0xcd && ip[1] == 0x80 ? 1 : 2;
+        siglongjmp(foreign_arch_jump, 1);
+}
+
+PROBE(foreign_arch) {
+        struct sigaction sa = { .sa_sigaction = foreign_arch_segv, .sa_flags = SA_SIGINFO };
         long ret = 20; /* __NR_getpid on i386 */
+
+        if (sigaction(SIGSEGV, &sa, NULL) < 0)
+                return failed(r, "sigaction(SIGSEGV): %s", strerrorname_np(errno));
+        if (sigsetjmp(foreign_arch_jump, 1)) {
+                if (foreign_arch_fault == 1)
+                        return not_applicable(r, "int $0x80 faults with SIGSEGV/SI_KERNEL: this kernel has no i386 syscall entry");
+                return failed(r, "SIGSEGV, but not SI_KERNEL at the int $0x80 instruction");
+        }
         __asm__ volatile ("int $0x80" : "+a"(ret) : : "memory");
         if (ret == (long) getpid())
                 opened(r, "the i386 getpid answered");
+        else if (ret == -EPERM)
+                blocked(r, "the i386 getpid: EPERM");
         else
-                blocked(r, "the i386 getpid returned %ld", ret);
-#else
-        blocked(r, "not x86_64: no foreign architecture to try");
-#endif
+                failed(r, "the i386 getpid returned %ld (neither our pid nor -EPERM)", ret);
 }
+#else
+PROBE(foreign_arch) {
+        not_applicable(r, "not x86_64: no foreign architecture to try");
+}
+#endif

@@ -16,12 +16,7 @@ if ! command -v python3 >/dev/null 2>&1; then
         exit 0
 fi
 
-N=0
-FAILED=0
-ok()    { N=$((N + 1)); echo "ok $N - $*"; }
-notok() { N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $*"; }
-diag()  { sed 's/^/# /' <<<"$*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+. "$HERE/../integration/tap.sh"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/cloister-fake-selftest.XXXXXX")
 PIDS=()
@@ -98,7 +93,7 @@ if start O fake-openai.py --port 0 --record "$R"; then
 else
         notok "fake-openai: prints its port"
         diag "$(cat "$T/O.err")"
-        echo "1..$N"
+        tap_done
         exit 1
 fi
 U=http://127.0.0.1:$PORT_O
@@ -150,7 +145,7 @@ sse "$T/stream.body" > "$T/stream.sse" 2> "$T/stream.sseerr"
 check "stream: comment, meta event, chunks, [DONE], blank-line separated" bash -c "grep -qx done-last '$T/stream.sse'"
 check "stream: deltas concatenate to the answer" bash -c "[ \"\$(head -n1 '$T/stream.sse')\" = 'echo: stream me please' ]"
 check "stream: no usage chunk when include_usage was not asked" grep -qx usage:0 "$T/stream.sse"
-check "stream: no usage field at all without include_usage" bash -c "! grep -q usage '$T/stream.body'"
+check "stream: no usage field at all without include_usage" lacks "$T/stream.body" usage
 check "record: stream true, stream_options null, streamed, not gone" rec "$R" stream \
         'r["stream"] is True and r["stream_options"] is None and r["streamed"] and r["events_sent"] == 9 and not r["client_went_away"]'
 
@@ -206,7 +201,8 @@ check "stall: headers and the first event arrived at once (flushed), nothing mor
 check "record: stall, client_went_away true, events_sent 1" rec "$R" stall 'r["client_went_away"] is True and r["events_sent"] == 1 and r["mode"] == "stall"' 3
 
 c stall3 "$U/v1/chat/completions" -N "${JSON[@]}" -H "X-Fake-Mode: stall" -H "X-Fake-Stall-After: 3" -d "$STREAM" --max-time 1
-check "stall after 3 events (X-Fake-Stall-After): got the role chunk" bash -c "grep -q '\"role\":\"assistant\"' '$T/stall3.body' && ! grep -q DONE '$T/stall3.body'"
+check "stall after 3 events (X-Fake-Stall-After): got the role chunk" \
+        all "grep -q '\"role\":\"assistant\"' '$T/stall3.body'" "lacks '$T/stall3.body' DONE"
 check "record: stall3 events_sent 3, client_went_away" rec "$R" stall3 'r["client_went_away"] is True and r["events_sent"] == 3' 3
 
 c stallplain "$U/v1/models" -H "X-Fake-Mode: stall" --max-time 1
@@ -268,7 +264,9 @@ else
         notok "unix: did not start"
         diag "$(cat "$T/X.err")"
 fi
-check "--bind refuses a non-loopback address" bash -c "! python3 '$HERE/fake-openai.py' --bind 0.0.0.0 --lifetime 1 2>/dev/null | grep -q PORT"
+python3 "$HERE/fake-openai.py" --bind 0.0.0.0 --lifetime 1 >"$T/bind.out" 2>"$T/bind.err"; rc=$?
+check "--bind refuses a non-loopback address (status $rc, no PORT line)" \
+        all "[ $rc -ne 0 ] && [ $rc -ne 127 ]" "lacks '$T/bind.out' PORT"
 
 # ============================================================================================
 # fake-mcp.py
@@ -362,7 +360,7 @@ if [ -n "${PID_X:-}" ]; then
                 kill -0 "$PID_X" 2>/dev/null || break
                 sleep 0.05
         done
-        check "lifetime: the server exited by itself" bash -c "! kill -0 $PID_X 2>/dev/null"
+        check "lifetime: the server exited by itself" status_is 1 kill -0 "$PID_X" 2>/dev/null
         wait "$PID_X"
         check "lifetime: exit status 0" [ $? = 0 ]
         check "lifetime: the Unix socket was removed" [ ! -e "$SOCK" ]
@@ -371,5 +369,5 @@ if [ -n "${PID_X:-}" ]; then
                 rec "$T/unix.jsonl" unixstall 'r["client_went_away"] is False and r["events_sent"] == 1 and r["mode"] == "stall"'
 fi
 
-echo "1..$N"
-[ "$FAILED" = 0 ]
+tap_done
+[ "$TAP_FAILED" = 0 ]

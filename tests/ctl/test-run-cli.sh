@@ -59,7 +59,7 @@ touch "$work/transient/agent-run@sealed.0123456789abcdef.service"
 SYSTEMD_UNIT_PATH=$units:$work/systemd/transient
 mkdir -p "$work/systemd" && mv "$work/transient" "$work/systemd/transient"
 R --role sealed -- /bin/true
-check "an earlier run's transient unit file is not taken for an admin unit" bash -c '! grep -q "admin units" <<<"$1"' _ "$err"
+check "an earlier run's transient unit file is not taken for an admin unit" status_is 1 grep -q "admin units" <<<"$err"
 mkdir -p "$work/systemd/transient/agent-run@sealed.0123456789abcdef.service.d"
 refused "a drop-in for a transient run is" 1 "admin units and drop-ins for agent-run@" --role sealed -- /bin/true
 export SYSTEMD_UNIT_PATH=$units

@@ -72,12 +72,16 @@ static int run_path(const char *path, unsigned *count) {
                 if (de->d_name[0] == '.')
                         continue;
                 t = realloc(names, sizeof(char *) * (n + 1));
-                if (!t)
+                if (!t) {
+                        r = -ENOMEM;
                         break;
+                }
                 names = t;
                 names[n] = strprintf("%s/%s", path, de->d_name);
-                if (!names[n])
+                if (!names[n]) {
+                        r = -ENOMEM;
                         break;
+                }
                 n++;
         }
         if (n > 0)
@@ -97,6 +101,11 @@ int main(int argc, char *argv[]) {
         for (int i = 1; i < argc; i++)
                 if (run_path(argv[i], &count) < 0)
                         return 1;
+        /* A replay of nothing proves nothing: a missing or emptied corpus fails. */
+        if (count == 0) {
+                fprintf(stderr, "%s: no inputs to replay (a corpus directory or file is required)\n", argv[0]);
+                return 1;
+        }
         printf("%s: %u inputs, no invariant violated\n", argv[0], count);
         return 0;
 }

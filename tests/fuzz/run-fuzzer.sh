@@ -20,4 +20,11 @@ for a in "$work"/artifacts/*; do
         echo "crash input $(basename "$a") (base64, add it to $seeds as regress-<what> once fixed):"
         base64 -w 76 "$a" | head -n 100
 done
+# A run that did fewer inputs than asked (it stopped early, or never started) proves less than
+# it says: "Done N runs" must reach RUNS.
+done_runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$work/log" | tail -n 1)
+if [ "$rc" = 0 ] && [ "${done_runs:-0}" -lt "$runs" ]; then
+        echo "the fuzzer ran ${done_runs:-no} inputs, fewer than the $runs asked for"
+        rc=1
+fi
 exit "$rc"

@@ -144,7 +144,7 @@ sealed() { # ROLE MODE
         local role=$1 mode=$2 tap=$OUT/$1/sealed.tap p v total
         rm -f "$tap"
         systemctl start --wait "agent@$role.service" 2>/dev/null
-        if ! grep -q '^# battery: .* probes not blocked' "$tap" 2>/dev/null; then
+        if ! grep -q '^# battery: .* probes not blocked' "$tap" 2>/dev/null; then # lint-tests: allow negated-grep (missing: a failure)
                 notok "$mode: the battery ran to completion as agent@$role"
                 journalctl -b -u "agent@$role.service" --no-pager | tail -20 | sed 's/^/# /'
                 return 1
@@ -157,11 +157,24 @@ sealed() { # ROLE MODE
         for p in ${PROBES[$role]}; do
                 v=${VERDICT[$role/$p]:-}
                 case $v in
-                blocked*) ok "$mode: $p blocked (${DIRECTIVE[$p]}) — ${v#blocked }" ;;
-                n/a*)     skip "$mode: $p" "opened by design in $mode" ;;
-                *)        notok "$mode: $p blocked (${DIRECTIVE[$p]}) — got: $v" ;;
+                blocked*)   ok "$mode: $p blocked (${DIRECTIVE[$p]}) — ${v#blocked }" ;;
+                by-design*) skip "$mode: $p" "opened by design in $mode" ;;
+                n/a*)       not_applicable "$mode: $p blocked (${DIRECTIVE[$p]})" "$p" "$v" ;;
+                *)          notok "$mode: $p blocked (${DIRECTIVE[$p]}) — got: $v" ;;
                 esac
         done
+}
+
+# not_applicable DESCRIPTION PROBE VERDICT: the probe says this kernel has no such surface at
+# all. That is a SKIP only if the unhardened reference run says exactly the same; a reference
+# that errored, or found the surface open, makes it a failure (fail closed).
+not_applicable() {
+        local rv=${VERDICT[reference/$2]:-missing}
+        if [[ $rv == n/a* ]]; then
+                skip "$1" "not applicable on this kernel, in the reference unit too: ${3#n/a }"
+        else
+                notok "$1 — got: $3; reference: $rv"
+        fi
 }
 
 # --- controls: the generated unit as systemd-run properties ---------------------------------
@@ -261,7 +274,7 @@ run_unit() {
         [ -n "$wrap" ] && cmd=(/bin/sh -c 'exec 9</usr/lib/os-release; exec "$0" "$@"' "${cmd[@]}")
         rm -f "$OUT/$role/$name.tap"
         systemd-run --wait --quiet --collect --unit="battery-$name" "${args[@]}" -- "${cmd[@]}" >/dev/null 2>"$OUT/$role/$name.err"
-        if ! grep -q '^# battery: .* probes not blocked' "$OUT/$role/$name.tap" 2>/dev/null; then
+        if ! grep -q '^# battery: .* probes not blocked' "$OUT/$role/$name.tap" 2>/dev/null; then # lint-tests: allow negated-grep (missing: a failure)
                 { cat "$OUT/$role/$name.err"; journalctl -b -u "battery-$name.service" --no-pager | tail -15; } | sed 's/^/# /'
                 return 1
         fi
@@ -285,12 +298,17 @@ flips() { # CONTROL ROLE
                 [ "${CONTROL[$p]}" = "$ctl" ] || continue
                 v=${VERDICT[ctl-$ctl/$p]:-}
                 rv=${VERDICT[reference/$p]:-}
+                # A SKIP only where the reference run (no hardening at all) says why: the
+                # kernel lacks the surface (n/a), or the tier itself closes it (blocked). A
+                # reference that errored or is missing proves nothing: a failure.
                 if [[ $v == open* ]]; then
                         ok "control $ctl (${DIRECTIVE[$p]} removed): $p opens — ${v#open }"
-                elif [[ $rv != open* ]]; then
+                elif [[ $rv == n/a* && $v == n/a* ]]; then
+                        skip "control $ctl: $p opens" "not applicable on this kernel (reference: $rv)"
+                elif [[ $rv == blocked* && $v == blocked* ]]; then
                         skip "control $ctl: $p opens" "the ${CLOISTER_TIER:-nspawn} tier closes it even in an unhardened unit (reference: $rv)"
                 else
-                        notok "control $ctl (${DIRECTIVE[$p]} removed): $p opens — got: $v"
+                        notok "control $ctl (${DIRECTIVE[$p]} removed): $p opens — got: $v; reference: ${rv:-missing}"
                 fi
         done
         return 0
@@ -310,17 +328,22 @@ battery_role battery-daemon daemon-only
 systemctl daemon-reload
 diag "tier ${CLOISTER_TIER:-nspawn}; seccomp filters of the suite itself: $HOST_FILTERS"
 
-check "the battery refuses to run as root" bash -c "! '$BATTERY' $(battery_args none) 2>/dev/null"
+# As root: exit status 2 and its own refusal (a missing binary's 127 must not pass).
+root_out=$("$BATTERY" $(battery_args none) 2>&1); root_rc=$?
+check "the battery refuses to run as root (status $root_rc: $root_out)" \
+        test "$root_rc" = 2 -a -n "$(grep -F 'refusing to run as root' <<<"$root_out")"
 
-sealed battery-none none
-sealed battery-daemon daemon-only
-
+# The reference first: the sealed runs and the controls read it to tell a kernel that lacks a
+# surface (n/a in the reference too) from a refusal.
 if run_unit reference battery-none none yes "" -- "${REFERENCE[@]}"; then
         ok "reference unit (no hardening) ran the battery"
         load reference "$OUT/battery-none/reference.tap"
 else
         notok "reference unit (no hardening) ran the battery"
 fi
+
+sealed battery-none none
+sealed battery-daemon daemon-only
 
 # The per-role tmpfs mounts stop when unneeded: one control's end would queue a stop that
 # the next control's start conflicts with. A holder keeps them needed while the controls run.
@@ -342,7 +365,12 @@ for entry in "${CONTROLS[@]}"; do
                 opened=
                 for p in ${PROBES[ctl-baseline]}; do
                         v=${VERDICT[ctl-baseline/$p]:-}
-                        [[ $v == open* || $v == error* ]] && [ "$p" != leak.environment ] && opened+="$p "
+                        rv=${VERDICT[reference/$p]:-}
+                        case $v in
+                        blocked*|by-design*) ;;
+                        n/a*) [[ $rv == n/a* ]] || opened+="$p " ;;
+                        *) [ "$p" != leak.environment ] && opened+="$p " ;;
+                        esac
                 done
                 check "control baseline (the generated unit as transient properties, nothing removed): all closed${opened:+ — open: $opened}" \
                         [ -z "$opened" ]

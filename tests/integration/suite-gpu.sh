@@ -60,17 +60,17 @@ check "GPUs=0: /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm are in the sandbox 
         bash -c "grep -qx nvidia0 /srv/out/gpu0/dev && grep -qx nvidiactl /srv/out/gpu0/dev && grep -qx nvidia-uvm /srv/out/gpu0/dev"
 check "GPUs=0: /dev/nvidia0 can be opened and read ($(cat /srv/out/gpu0/read0 2>/dev/null))" \
         [ "$(cat /srv/out/gpu0/read0 2>/dev/null)" = 00000000 ]
-check "GPUs=0: the other GPU (/dev/nvidia1) is not there" bash -c "! grep -qx nvidia1 /srv/out/gpu0/dev"
+check "GPUs=0: the other GPU (/dev/nvidia1) is not there" lacks /srv/out/gpu0/dev -x nvidia1
 check "GPUs=0: nothing else of the container's /dev ($(basename $marker) absent)" \
-        bash -c "! grep -qx $(basename $marker) /srv/out/gpu0/dev"
+        lacks /srv/out/gpu0/dev -x "$(basename $marker)"
 check "GPUs=0: the missing optional /dev/nvidia-uvm-tools does not stop the start" \
-        bash -c "! grep -qx nvidia-uvm-tools /srv/out/gpu0/dev"
+        lacks /srv/out/gpu0/dev -x nvidia-uvm-tools
 
 # --- no GPUs= ------------------------------------------------------------------------------
 systemctl start --wait agent@nogpu.service
 check "no GPUs=: the agent ran" [ -s /srv/out/nogpu/done ]
 check "no GPUs=: no /dev/nvidia* ($(grep nvidia /srv/out/nogpu/dev | tr '\n' ' '))" \
-        bash -c "! grep -q nvidia /srv/out/nogpu/dev"
+        all '[ -s /srv/out/nogpu/dev ]' 'lacks /srv/out/nogpu/dev nvidia'
 
 # --- a missing node fails the start, naming it ---------------------------------------------
 systemctl start agent@gpumissing.service 2>/dev/null
@@ -93,7 +93,7 @@ check "sidecar GPUs=1: the runtime started ($(systemctl show -P ActiveState side
 check "sidecar GPUs=1: /dev/nvidia1 and /dev/nvidiactl are there ($line)" \
         bash -c "grep -qw nvidia1 <<<'$line' && grep -qw nvidiactl <<<'$line'"
 check "sidecar GPUs=1: /dev/nvidia0 and the container's other nodes are not" \
-        bash -c "! grep -qw nvidia0 <<<'$line' && ! grep -qw $(basename $marker) <<<'$line'"
+        all '[ -n "$line" ]' 'status_is 1 grep -qw nvidia0 <<<"$line"' 'status_is 1 grep -qw "$(basename $marker)" <<<"$line"'
 systemctl stop sidecar-runtime@gpu.service
 
 # --- a sidecar whose model directory is missing ----------------------------------------------

@@ -15,11 +15,7 @@ HERE=$PWD
 for t in curl python3; do
         command -v $t >/dev/null 2>&1 || { echo "1..0 # SKIP $t not found"; exit 0; }
 done
-N=0
-ok()    { N=$((N + 1)); echo "ok $N - $*"; }
-notok() { N=$((N + 1)); echo "not ok $N - $*"; }
-skip()  { N=$((N + 1)); echo "ok $N - $1 # SKIP $2"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+. "$HERE/../integration/tap.sh"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/cloister-sidecar-selftest.XXXXXX")
 PIDS=()
@@ -59,13 +55,16 @@ stub never --port 0 --never-healthy
 check "stub: --never-healthy stays 503" [ "$(code http://127.0.0.1:$PORT_never/health)" = 503 ]
 
 # --- cloister-sidecar in front of it -----------------------------------------------------
-check "sidecar: refuses to run without a socket from systemd" bash -c \
-        "! '$SIDECAR' --port=1 --start-timeout=1s --max-connections=1 x 2>'$T/nosock.err' && grep -q 'no listening socket' '$T/nosock.err'"
-check "sidecar: refuses a bad --health=" bash -c "! '$SIDECAR' --port=1 --health=health --start-timeout=1s --max-connections=1 x 2>/dev/null"
+"$SIDECAR" --port=1 --start-timeout=1s --max-connections=1 x 2>"$T/nosock.err"; rc=$?
+check "sidecar: refuses to run without a socket from systemd (status $rc)" \
+        all "[ $rc -ne 0 ] && [ $rc -ne 127 ]" "grep -q 'no listening socket' '$T/nosock.err'"
+"$SIDECAR" --port=1 --health=health --start-timeout=1s --max-connections=1 x 2>"$T/badhealth.err"; rc=$?
+check "sidecar: refuses a bad --health= (status $rc)" \
+        all "[ $rc -ne 0 ] && [ $rc -ne 127 ]" "grep -qi 'health' '$T/badhealth.err'"
 ACT=$(command -v systemd-socket-activate || true)
 if [ -z "$ACT" ]; then
         skip "sidecar: socket-activated cases" "systemd-socket-activate not found"
-        echo "1..$N"; exit 0
+        tap_done; exit 0
 fi
 proxy() { # NAME PORT [ARGS…] → socket $T/NAME.sock
         local name=$1 port=$2 i; shift 2
@@ -103,4 +102,4 @@ check "sidecar: 503 after --start-timeout=" [ "$(ucode "$T/broken.sock" /id)" = 
 check "sidecar: a JSON error of type sidecar_unavailable" python3 -c "
 import json; d = json.load(open('$T/body'))['error']; assert d['type'] == 'sidecar_unavailable' and d['code'] == 503"
 check "sidecar: the reason is logged" grep -q 'not ready after StartTimeout=1s.*answered 503' "$T/broken.log"
-echo "1..$N"
+tap_done

@@ -64,7 +64,7 @@ wait_for 120 state_is mem-oom failed
 check "Memory=64M: a 160 MiB allocation fails the unit with result oom-kill ($(prop mem-oom Result))" \
         [ "$(prop mem-oom Result)" = oom-kill ]
 check "Memory=64M: the agent started allocating and never finished" \
-        bash -c 'grep -q "^allocating" /srv/out/mem-oom/alloc.txt && ! grep -q "^allocated" /srv/out/mem-oom/alloc.txt'
+        all 'grep -q "^allocating" /srv/out/mem-oom/alloc.txt' 'lacks /srv/out/mem-oom/alloc.txt "^allocated"'
 check "Memory=64M: the journal names the OOM killer" journal_has mem-oom "OOM killer"
 systemctl start agent@mem-control.service
 wait_for 120 state_is mem-control inactive
@@ -248,7 +248,7 @@ for t in loopback loopback6 v4mapped-loopback metadata; do
 done
 for t in mcast-all-hosts mcast-scoped; do
         check "egress: $t never arrives ($(net $E $t)); control, host mode: it arrives" \
-                bash -c "grep -qx cloister-sentinel $E.mcast && ! grep -qx 'cloister-$t' $E.mcast && grep -qx 'cloister-$t' $H.mcast"
+                all "grep -qx cloister-sentinel $E.mcast" "lacks $E.mcast -x 'cloister-$t'" "grep -qx 'cloister-$t' $H.mcast"
 done
 
 kill "$OUTSIDE" "$LOOPBACK" 2>/dev/null
