@@ -8,15 +8,22 @@ stand for the variable parts of a description; "*" ends a name prefix. A label i
 word outside `backquotes` (a quoted description may itself contain "generator:"). Output
 is TAP.
 
-  check-security.py SOURCE_ROOT
+  check-security.py SOURCE_ROOT [--testlog FILE…]
+
+With --testlog (the meson-logs/testlog*.json of one run: tests/run-all.sh passes them after
+every tier ran), a name that exists is not enough: in that same run, one of its tier's tests
+must print an "ok" line (not a SKIP) that carries it, and none a "not ok" line that does, and
+a fuzz target's replay must have passed. A claim is proven only by a test that ran.
 """
 
 import glob
+import json
 import os
 import re
 import sys
 
 root = sys.argv[1]
+testlogs = sys.argv[sys.argv.index("--testlog") + 1:] if "--testlog" in sys.argv else None
 doc = os.path.join(root, "docs", "security.md")
 
 
@@ -80,6 +87,55 @@ def found(tier, name):
     return all(p in src for p in parts if len(p) >= 4)
 
 
+# The meson tests that prove each tier's names.
+TIER_TESTS = {
+    "battery": ["nspawn-battery", "vm-battery"],
+    "VM": ["vm-limits", "vm-sandbox", "vm-battery"],
+    "ctl": ["ctl-cli", "ctl-run-cli", "bash-completion"],
+    "generator": ["generator-cases", "generator-analyze"],
+    "generator cases": ["generator-cases", "generator-analyze"],
+}
+
+
+def read_testlogs(files):
+    """test name -> (result, stdout lines), from every log (a later log's result wins)."""
+    runs = {}
+    for f in files:
+        with open(f, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    t = json.loads(line)
+                    runs[t["name"].split(" / ")[-1]] = (t["result"], (t.get("stdout") or "").splitlines())
+    return runs
+
+
+def ran_ok(runs, tier, name):
+    """None if a test of the tier passed with the name in the same run, else why not."""
+    if tier == "fuzz":
+        r = runs.get(name + "-replay")
+        return None if r and r[0] == "OK" else f"{name}-replay did not pass in this run ({r[0] if r else 'not run'})"
+    tests = TIER_TESTS.get(tier) or ([t for t in runs if t.startswith("test-")] if tier == "unit" else [tier])
+    key = name[:-1] if name.endswith("*") else name
+    parts = [p.strip() for p in re.split(r"…|<[^>]*>", key) if len(p.strip()) >= 4] or [key]
+    good = bad = False
+    for t in tests:
+        if t not in runs:
+            continue
+        for line in runs[t][1]:
+            if all(p in line for p in parts):
+                if re.match(r"^not ok\b", line):
+                    bad = True
+                elif re.match(r"^ok\b", line) and not re.search(r"#\s*SKIP", line, re.I):
+                    good = True
+    if bad:
+        return "a test point carrying it failed in this run"
+    if not good:
+        ran = [t for t in tests if t in runs]
+        return f"no passing test point carries it in this run (tests run: {', '.join(ran) or 'none of ' + ', '.join(tests)})"
+    return None
+
+
+runs = read_testlogs(testlogs) if testlogs is not None else None
 n = failed = 0
 for u in units(open(doc, encoding="utf-8").read()):
     bare = re.sub(r"`[^`]*`", lambda m: " " * len(m.group(0)), u)
@@ -92,11 +148,14 @@ for u in units(open(doc, encoding="utf-8").read()):
             continue
         tier, name = before[-1], m.group(1)
         n += 1
-        if found(tier, name):
-            print(f"ok {n} - {tier}: {name}")
-        else:
+        if not found(tier, name):
             failed += 1
             print(f"not ok {n} - {tier}: {name} (not in the {tier} sources)")
+        elif runs is not None and (why := ran_ok(runs, tier, name)):
+            failed += 1
+            print(f"not ok {n} - {tier}: {name} ({why})")
+        else:
+            print(f"ok {n} - {tier}: {name}")
 if n == 0:
     print("not ok 1 - no test names found in docs/security.md")
     n = failed = 1

@@ -68,7 +68,7 @@ static bool dir_contract_holds(const Sidecar *sc) {
                 log_oom();
                 return false;
         }
-        reason = sidecar_dir_check(dir, &fatal);
+        reason = sidecar_dir_check(dir, 0, &fatal);
         if (reason && fatal) {
                 log_error("%s: %s %s: anyone who can write there could put their own socket in the sidecar's place; "
                           "not generating sidecar %s (make it root-owned, mode 0555, or remove it).",

@@ -137,7 +137,7 @@ int sidecar_load(const char *path, const CloisterConf *conf, Sidecar **ret) {
         return sidecar_load_from_file(path, f, conf, ret);
 }
 
-const char *sidecar_dir_check(const char *dir, bool *ret_fatal) {
+const char *sidecar_dir_check(const char *dir, uid_t owner, bool *ret_fatal) {
         struct stat st;
 
         *ret_fatal = false;
@@ -146,8 +146,8 @@ const char *sidecar_dir_check(const char *dir, bool *ret_fatal) {
         *ret_fatal = true;
         if (!S_ISDIR(st.st_mode))
                 return "is not a directory";
-        if (st.st_uid != 0)
-                return "is not owned by root";
+        if (st.st_uid != owner)
+                return owner == 0 ? "is not owned by root" : "is not owned by the owner of --root";
         if (st.st_mode & 0022)
                 return "is writable by group or others";
         *ret_fatal = false;

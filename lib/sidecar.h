@@ -48,6 +48,8 @@ int sidecar_load_from_file(const char *path, FILE *f, const CloisterConf *conf, 
 int sidecar_load(const char *path, const CloisterConf *conf, Sidecar **ret);
 
 /* Checks the directory contract (§3) of an existing socket directory: NULL if it is as it
- * must be; else a static reason, with *ret_fatal set when anyone but root could write into it
- * (someone could then put their own socket in the sidecar's place). */
-const char *sidecar_dir_check(const char *dir, bool *ret_fatal);
+ * must be; else a static reason, with *ret_fatal set when anyone but its owner could write
+ * into it (someone could then put their own socket in the sidecar's place). `owner` is root
+ * (0) on a live system; an offline check of an image (cloisterctl --root=DIR) wants the owner
+ * of DIR, who owns that image's / as root owns the live one. */
+const char *sidecar_dir_check(const char *dir, uid_t owner, bool *ret_fatal);

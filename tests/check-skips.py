@@ -49,8 +49,8 @@ def skips_of(testlog):
             if not line.strip():
                 continue
             t = json.loads(line)
-            name = t["name"]
-            out = t.get("stdo") or ""
+            name = t["name"].split(" / ")[-1]   # "project:suite / name"
+            out = t.get("stdout") or ""
             if t.get("result") == "SKIP":
                 m = next((PLAN_SKIP.match(l) for l in out.splitlines() if PLAN_SKIP.match(l)), None)
                 yield name, "*", m.group(1) if m else "(no reason given)"

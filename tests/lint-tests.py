@@ -91,7 +91,7 @@ def strip_quoted(s):
     return "".join(out)
 
 
-CHECK = re.compile(r"^\s*(?:check|root_only)\s")
+CHECK = re.compile(r"^\s*check\s")
 OPERATORS = re.compile(r"&&|\|\||(?<![<>])\|(?!\|)|;")
 NEGATED_STRING = re.compile(r"""(?:-c|eval)\s+(?:'|")\s*!""")
 NEGATED_GREP = re.compile(r"(?:^|[\s;(&|])!\s+grep\b")

@@ -31,5 +31,5 @@ CLOISTER_NSPAWN_SANITIZER_ENV="ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quar
 
 # Tier 5: every libFuzzer target (the table in tests/fuzz/meson.build) over its seed corpus
 # plus a bounded number of new inputs; longer runs: bench/fuzz.sh.
-CC=clang meson setup "$build-fuzz" -Dfuzz=true -Db_lundef=false -Dintegration-tests=false -Dman=disabled >/dev/null
+CC=clang meson setup "$build-fuzz" -Dfuzz=true -Db_lundef=false -Dintegration-tests=disabled -Dman=disabled >/dev/null
 meson test -C "$build-fuzz" --print-errorlogs --suite fuzz

@@ -111,7 +111,7 @@ int ctl_model_add_sidecar(CtlModel *m, const char *path) {
         dir = strprintf(SIDECAR_SERVICES_DIR "/%s", c->name);
         if (!dir || !(host = ctl_root_path(dir)))
                 return log_oom();
-        c->dir_problem = sidecar_dir_check(host, &c->dir_fatal);
+        c->dir_problem = sidecar_dir_check(host, ctl_root_owner(), &c->dir_fatal);
         return 0;
 }
 

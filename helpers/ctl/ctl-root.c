@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <sys/stat.h>
+
 #include "closed-surface.h"
 #include "ctl-root.h"
 #include "log.h"
@@ -50,6 +52,14 @@ int ctl_root_apply(const char *dir) {
 
 char *ctl_root_path(const char *path) {
         return root ? strprintf("%s%s", root, path) : strdup(path);
+}
+
+uid_t ctl_root_owner(void) {
+        struct stat st;
+
+        if (!root || stat(root, &st) < 0)
+                return 0;
+        return st.st_uid;
 }
 
 const char *ctl_root(void) {

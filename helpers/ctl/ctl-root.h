@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <sys/types.h>
+
 /* --root=DIR: configuration comes from DIR/etc/cloister:DIR/run/cloister:
  * DIR/usr/local/lib/cloister:DIR/usr/lib/cloister and units from systemd's search path below
  * DIR, unless $CLOISTER_CONFIG_PATH / $SYSTEMD_UNIT_PATH are set (those win: they name the
@@ -10,6 +12,10 @@ int ctl_root_apply(const char *root);
 
 /* The host path `path` as seen under --root (a new string; `path` itself without --root). */
 char *ctl_root_path(const char *path);
+
+/* Who owns the system's /: root, or with --root=DIR the owner of DIR (an image an
+ * unprivileged packager builds is theirs, as the live / is root's). */
+uid_t ctl_root_owner(void);
 
 /* The root, or NULL. */
 const char *ctl_root(void);

@@ -216,25 +216,25 @@ static void test_dir_check(void) {
         _cleanup_free_ char *dir = test_path(tmpdir, "services-x");
         bool fatal = true;
 
-        ok(sidecar_dir_check(dir, &fatal) == NULL && !fatal, "a missing socket directory is fine (systemd creates it 0555)");
+        ok(sidecar_dir_check(dir, 0, &fatal) == NULL && !fatal, "a missing socket directory is fine (systemd creates it 0555)");
         if (mkdir(dir, 0555) < 0 || chmod(dir, 0555) < 0)
                 tap_bail_out("mkdir");
+        /* The owner is a parameter (root live, the image's owner under cloisterctl --root):
+         * both answers are checked whoever runs the test. */
+        ok(sidecar_dir_check(dir, geteuid() + 1, &fatal) != NULL && fatal, "owned by someone else than the owner asked for: refused");
+        ok(sidecar_dir_check(dir, geteuid(), &fatal) == NULL && !fatal, "owned by the owner asked for, 0555: as it must be");
         if (geteuid() != 0)
-                ok(sidecar_dir_check(dir, &fatal) != NULL && fatal, "not root-owned: refused");
-        else
-                ok(sidecar_dir_check(dir, &fatal) == NULL && !fatal, "root-owned 0555: as it must be");
+                like(sidecar_dir_check(dir, 0, &fatal), "not owned by root", "live (owner root), not root-owned: refused, saying so");
         chmod(dir, 0755);
-        if (geteuid() == 0) {
-                like(sidecar_dir_check(dir, &fatal), "0555", "0755: a warning naming 0555");
-                ok(!fatal, "0755: a warning, not a refusal (only root can write)");
-        }
+        like(sidecar_dir_check(dir, geteuid(), &fatal), "0555", "0755: a warning naming 0555");
+        ok(!fatal, "0755: a warning, not a refusal (only the owner can write)");
         chmod(dir, 0757);
-        ok(sidecar_dir_check(dir, &fatal) != NULL && fatal, "0757 (writable by others): refused");
+        ok(sidecar_dir_check(dir, geteuid(), &fatal) != NULL && fatal, "0757 (writable by others): refused");
         chmod(dir, 0775);
-        ok(sidecar_dir_check(dir, &fatal) != NULL && fatal, "0775 (writable by the group): refused");
+        ok(sidecar_dir_check(dir, geteuid(), &fatal) != NULL && fatal, "0775 (writable by the group): refused");
         rmdir(dir);
         free(test_write_file(tmpdir, "services-x", "not a dir"));
-        ok(sidecar_dir_check(dir, &fatal) != NULL && fatal, "a file in the directory's place: refused");
+        ok(sidecar_dir_check(dir, geteuid(), &fatal) != NULL && fatal, "a file in the directory's place: refused");
 }
 
 static bool has(const UnitSettings *s, const char *section, const char *key, const char *value) {

@@ -5,7 +5,11 @@
 # packages (linux-image-amd64's image, kmod, busybox-static) are fetched with
 # `apt-get download` and unpacked with dpkg -x into the cache.
 #
-#   vm-image.sh prepare|clean       cache: $CLOISTER_VM_CACHE (/var/tmp/cloister-vm-cache)
+#   vm-image.sh prepare|check|clean     cache: $CLOISTER_VM_CACHE (/var/tmp/cloister-vm-cache)
+#
+# prepare fetches (network: Debian's archive) and is an explicit step (tests/run-all.sh, CI);
+# check, which vm-run.sh calls, only says whether the cache is complete and current: nothing
+# inside `meson test` ever reaches the network.
 #
 # The cache is rebuilt when a part is missing, and the initramfs when vm-init.sh changes.
 # Concurrent runs serialise on a lock in the cache dir.
@@ -87,22 +91,31 @@ prepare_initrd() {
         rm -rf "$d"
 }
 
+stamp() { sha256sum "$here/vm-init.sh" "$here/vm-image.sh" | sha256sum | cut -c1-16; }
+kernel_ok() {
+        [ -f "$CACHE/.kernel.ok" ] && [ -s "$CACHE/kver" ] &&
+                [ -f "$CACHE/kernel/lib/modules/$(cat "$CACHE/kver")/modules.dep" ] &&
+                [ -f "$CACHE/kernel/boot/vmlinuz-$(cat "$CACHE/kver")" ]
+}
+initrd_ok() { [ "$(cat "$CACHE/.initrd.ok" 2>/dev/null)" = "$(stamp)" ] && [ -s "$CACHE/initrd.img" ]; }
+
+check() {
+        kernel_ok || die "no kernel in $CACHE: run 'bash tests/vm/vm-image.sh prepare' first"
+        initrd_ok || die "the initramfs in $CACHE is missing or older than vm-init.sh: run 'bash tests/vm/vm-image.sh prepare' first"
+}
+
 prepare() {
-        local stamp
         mkdir -p "$CACHE"
         exec 9> "$CACHE/.lock"
         flock -w 900 9 || die "cannot lock $CACHE"
-        stamp=$(sha256sum "$here/vm-init.sh" "$0" | sha256sum | cut -c1-16)
-        if [ ! -f "$CACHE/.kernel.ok" ] || [ ! -s "$CACHE/kver" ] ||
-                [ ! -f "$CACHE/kernel/lib/modules/$(cat "$CACHE/kver")/modules.dep" ] ||
-                [ ! -f "$CACHE/kernel/boot/vmlinuz-$(cat "$CACHE/kver")" ]; then
+        if ! kernel_ok; then
                 rm -f "$CACHE/.initrd.ok"
                 prepare_kernel
                 touch "$CACHE/.kernel.ok"
         fi
-        if [ "$(cat "$CACHE/.initrd.ok" 2>/dev/null)" != "$stamp" ] || [ ! -s "$CACHE/initrd.img" ]; then
+        if ! initrd_ok; then
                 prepare_initrd
-                echo "$stamp" > "$CACHE/.initrd.ok"
+                stamp > "$CACHE/.initrd.ok"
         fi
         rm -rf "$CACHE/dl"
 }
@@ -110,6 +123,7 @@ prepare() {
 [ "$(id -u)" = 0 ] || die "must run as root"
 case ${1:-prepare} in
 prepare) prepare ;;
+check) check ;;
 clean) rm -rf "$CACHE"; log "removed $CACHE" ;;
-*) die "usage: $0 prepare|clean" ;;
+*) die "usage: $0 prepare|check|clean" ;;
 esac

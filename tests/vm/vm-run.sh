@@ -63,8 +63,8 @@ trap 'exit 130' INT TERM
 
 # --- what the guest boots (cached) -------------------------------------------------------
 t_prep=$(now_ms)
-if ! prep_log=$(bash "$here/vm-image.sh" prepare 2>&1); then
-        echo "not ok 1 - preparing the VM tier's kernel and initramfs"
+if ! prep_log=$(bash "$here/vm-image.sh" check 2>&1); then
+        echo "not ok 1 - the VM tier's kernel and initramfs are prepared (an explicit step: tests/vm/vm-image.sh prepare)"
         sed 's/^/# /' <<<"$prep_log"
         echo "1..1"
         exit 1
