@@ -24,7 +24,7 @@ if [ ! -e "$cache/.complete" ]; then
         cp "$here/package.json" "$here/package-lock.json" "$cache/"
         # npm ci: exactly the lock file's versions and integrity hashes; no install scripts
         if ! (cd "$cache" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) > "$cache/npm.log" 2>&1; then
-                reason=$(tail -3 "$cache/npm.log" | tr '\n' ' ')
+                reason=$(grep -m2 -E 'npm (error|ERR!)' "$cache/npm.log" | tr '\n' ' ')
                 rm -rf "$cache"
                 skip "npm could not fetch the pinned MCP packages: $reason"
         fi
