@@ -496,6 +496,15 @@ static enum MHD_Result count_mcp_header(void *cls, enum MHD_ValueKind kind, cons
         return MHD_YES;
 }
 
+static bool visible_ascii(const char *s) {
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (*s < 0x21 || *s > 0x7e)
+                        return false;
+        return true;
+}
+
 /* MCP's own headers: each at most once, a protocol revision the broker filters, and a
  * session id of visible ASCII (as the MCP transport specifies it). */
 static enum MHD_Result mcp_check_headers(Request *q, bool *done) {
@@ -509,9 +518,7 @@ static enum MHD_Result mcp_check_headers(Request *q, bool *done) {
         if (h.version && !mcp_protocol_version_supported(h.version))
                 return respond_error(q, 400, "unsupported_protocol_version",
                                      "the broker relays MCP 2025-11-25, 2025-06-18 and 2025-03-26 only", 0);
-        if (h.session && (!*h.session || h.session[strspn(h.session, "!\"#$%&'()*+,-./0123456789:;<=>?@"
-                                                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
-                                                                       "abcdefghijklmnopqrstuvwxyz{|}~")]))
+        if (h.session && !visible_ascii(h.session))
                 return respond_error(q, 400, "bad_mcp_header", "the Mcp-Session-Id is not visible ASCII", 0);
         *done = false;
         return MHD_YES;
@@ -528,11 +535,11 @@ static enum MHD_Result mcp_check(Request *q, bool *done) {
         ret = mcp_check_headers(q, done);
         if (*done)
                 return ret;
-        *done = true;
         q->mcp_allowed = role_allowed_tools(q->role, q->route.name);
-        if (!q->mcp_allowed)
+        if (!q->mcp_allowed) {
+                *done = true;
                 return respond_error(q, 500, "internal_error", "out of memory", 0);
-        *done = false;
+        }
         if (q->body_n == 0)
                 return MHD_YES; /* GET (the SSE stream, maybe resumed) or DELETE (end of session) */
         *done = true;
