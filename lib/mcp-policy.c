@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <json-c/json.h>
 #include <limits.h>
+#include <strings.h>
 #include <stdio.h>
 
 #include "log.h"
@@ -121,84 +122,100 @@ int mcp_request_check(const char *body, size_t n, char * const *allowed, McpRequ
         return 0;
 }
 
-/* Drops the tools not allowed from o.result.tools; true if o was changed. */
-static bool filter_result(struct json_object *o, char * const *allowed) {
-        struct json_object *result, *tools, *kept;
-        bool changed = false;
+/* Revisions of MCP whose Streamable HTTP transport the broker relays and filters: the current
+ * one, the one before it, and the first with Streamable HTTP (whose clients send no
+ * MCP-Protocol-Version header). 2024-11-05's HTTP+SSE transport is not relayed. */
+static const char *const protocol_versions[] = {
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+};
 
-        if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "result", &result) ||
-            !json_object_object_get_ex(result, "tools", &tools) || !json_object_is_type(tools, json_type_array))
-                return false;
-        kept = json_object_new_array();
-        for (size_t i = 0; i < json_object_array_length(tools); i++) {
-                struct json_object *t = json_object_array_get_idx(tools, i), *name;
-                const char *tool = json_object_object_get_ex(t, "name", &name) ? json_object_get_string(name) : NULL;
-                if (mcp_tool_allowed(allowed, tool))
-                        json_object_array_add(kept, json_object_get(t));
-                else
-                        changed = true;
-        }
-        json_object_object_add(result, "tools", kept);
-        return changed;
+bool mcp_protocol_version_supported(const char *v) {
+        for (size_t i = 0; i < ELEMENTSOF(protocol_versions); i++)
+                if (streq_ptr(v, protocol_versions[i]))
+                        return true;
+        return false;
 }
 
-static int filter_json(const char *body, size_t n, char * const *allowed, char **ret) {
-        _cleanup_(json_object_put_nullp) struct json_object *o = parse_json(body, n);
+/* A tool listed to the agent: an object with one member named "name" in any case (a client may
+ * match member names without regard to case, as Go's encoding/json does), spelt exactly so, a
+ * string, and allowed. */
+static bool tool_listable(struct json_object *t, char * const *allowed) {
+        struct json_object *name = NULL;
 
+        if (!json_object_is_type(t, json_type_object))
+                return false;
+        json_object_object_foreach(t, key, v) {
+                if (strcasecmp(key, "name") != 0)
+                        continue;
+                if (name || !streq(key, "name"))
+                        return false;
+                name = v;
+        }
+        return json_object_is_type(name, json_type_string) && mcp_tool_allowed(allowed, json_object_get_string(name));
+}
+
+/* Filters every member of a response's result named "tools" in any case down to the tools
+ * allowed (what is not an array becomes an empty one); 1 if the message has such a member. */
+static int filter_message(struct json_object *o, char * const *allowed) {
+        int found = 0;
+
+        if (!json_object_is_type(o, json_type_object))
+                return 0;
+        json_object_object_foreach(o, key, result) {
+                if (strcasecmp(key, "result") != 0 || !json_object_is_type(result, json_type_object))
+                        continue;
+                json_object_object_foreach(result, k, tools) {
+                        struct json_object *kept;
+
+                        if (strcasecmp(k, "tools") != 0)
+                                continue;
+                        found = 1;
+                        kept = json_object_new_array();
+                        if (!kept)
+                                return -ENOMEM;
+                        for (size_t i = 0; json_object_is_type(tools, json_type_array) &&
+                                           i < json_object_array_length(tools); i++) {
+                                struct json_object *t = json_object_array_get_idx(tools, i);
+                                if (tool_listable(t, allowed))
+                                        json_object_array_add(kept, json_object_get(t));
+                        }
+                        if (json_object_object_add(result, k, kept) < 0) {     /* replaces `tools` in place */
+                                json_object_put(kept);
+                                return -ENOMEM;
+                        }
+                }
+        }
+        return found;
+}
+
+int mcp_answer_filter(const char *json, size_t n, char * const *allowed, char **ret, size_t *ret_n) {
+        _cleanup_(json_object_put_nullp) struct json_object *o = parse_json(json, n);
+        int found = 0;
+
+        *ret = NULL;
+        *ret_n = 0;
         if (!o)
                 return -EBADMSG;
-        /* fail closed: whatever the shape, what leaves has been through the filter */
-        filter_result(o, allowed);
+        if (json_object_is_type(o, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(o) && found >= 0; i++) {
+                        int r = filter_message(json_object_array_get_idx(o, i), allowed);
+                        found = r < 0 ? r : found | r;
+                }
+        else
+                found = filter_message(o, allowed);
+        if (found <= 0)
+                return found;
         *ret = to_string(o);
-        return *ret ? 0 : -ENOMEM;
+        if (!*ret)
+                return -ENOMEM;
+        *ret_n = strlen(*ret);
+        return 1;
 }
 
-int mcp_tools_list_filter(const char *body, size_t n, bool sse, char * const *allowed,
-                          char **ret, size_t *ret_n) {
-        _cleanup_free_ char *copy = NULL, *out = NULL;
-        size_t out_n = 0;
-        FILE *f;
-        int r = 0;
-
-        if (!sse) {
-                r = filter_json(body, n, allowed, &out);
-                if (r < 0)
-                        return r;
-                *ret_n = strlen(out);
-                *ret = TAKE_PTR(out);
-                return 0;
-        }
-        /* SSE: line by line; a "data:" line holding JSON is filtered and re-serialised */
-        copy = strndup(body, n);
-        f = open_memstream(&out, &out_n);
-        if (!copy || !f) {
-                if (f)
-                        fclose(f);
-                return -ENOMEM;
-        }
-        for (char *line = copy, *next; line && *line && r >= 0; line = next) {
-                size_t l = strcspn(line, "\n");
-                const char *data;
-                next = line[l] ? line + l + 1 : NULL;
-                line[l] = 0;
-                if (l > 0 && line[l - 1] == '\r')
-                        line[l - 1] = 0;
-                data = startswith(line, "data:");
-                if (data) {
-                        _cleanup_free_ char *filtered = NULL;
-                        data += *data == ' ';
-                        if (filter_json(data, strlen(data), allowed, &filtered) >= 0)
-                                fprintf(f, "data: %s\n", filtered);
-                        else
-                                r = -EBADMSG; /* an unparsable tools/list event is not passed on */
-                } else
-                        fprintf(f, "%s\n", line);
-        }
-        if (fclose(f) != 0)
-                return -ENOMEM;
-        if (r < 0)
-                return r;
-        *ret_n = out_n;
-        *ret = TAKE_PTR(out);
-        return 0;
+int mcp_sse_rewrite(const char *data, size_t n, void *userdata, char **ret, size_t *ret_n) {
+        if (strspn(data, " \t\r\n") == n)
+                return 0;       /* whitespace: no message in it (a client cannot parse it either) */
+        return mcp_answer_filter(data, n, userdata, ret, ret_n);
 }

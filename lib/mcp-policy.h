@@ -5,7 +5,7 @@
 
 /* The per-role MCP tool allow-list (§8, [Broker] AllowTool=UPSTREAM:TOOL): the broker
  * refuses tools/call of a tool not allowed, with a JSON-RPC error and without contacting
- * the upstream, and filters tools/list answers down to the allowed tools. `allowed` holds
+ * the upstream, and filters every tools/list result that comes back down to the allowed tools. `allowed` holds
  * the tool names allowed for this upstream; "*" allows all. */
 
 bool mcp_tool_allowed(char * const *allowed, const char *tool);
@@ -22,8 +22,19 @@ typedef enum McpRequestVerdict {
 int mcp_request_check(const char *body, size_t n, char * const *allowed, McpRequestVerdict *ret,
                       char **ret_error);
 
-/* Filters a tools/list answer: a JSON object, or an SSE stream whose data: events are JSON
- * (each "result": {"tools": [...]} loses the tools not allowed). Comments and other
- * events pass unchanged. */
-int mcp_tools_list_filter(const char *body, size_t n, bool sse, char * const *allowed,
-                          char **ret, size_t *ret_n);
+/* Filters one JSON text from an MCP upstream on its way to the agent: a JSON-RPC message or a
+ * batch of them, whatever the request was and whatever the transport (a POST's JSON answer,
+ * an SSE event of a POST answer, of a GET stream, or replayed after Last-Event-ID). Every
+ * response whose result has a member named "tools" (in any case: a tools/list result, or a
+ * replay of one) loses the tools not allowed. Returns 0 if there is none (the text passes
+ * byte for byte), 1 with *ret (re-serialised, *ret_n bytes, on one line) if there is, and
+ * -EBADMSG if the text is not JSON (it is not passed on: fail closed). */
+int mcp_answer_filter(const char *json, size_t n, char * const *allowed, char **ret, size_t *ret_n);
+
+/* mcp_answer_filter() as an SseRewrite (sse-filter.h); userdata is `allowed`. Data that is only
+ * whitespace passes. */
+int mcp_sse_rewrite(const char *data, size_t n, void *userdata, char **ret, size_t *ret_n);
+
+/* A value of the MCP-Protocol-Version header the broker relays: 2025-11-25, 2025-06-18 or
+ * 2025-03-26. */
+bool mcp_protocol_version_supported(const char *v);

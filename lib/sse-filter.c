@@ -14,6 +14,9 @@ struct SseFilter {
         bool skip_event;        /* the current event outgrew buf: forwarded, not parsed */
         bool first_event;       /* a byte order mark may start the stream */
         TokenUsage usage;
+        SseRewrite rewrite;     /* instead of usage and stripping: each event through this */
+        void *userdata;
+        int error;              /* a rewrite failed: the stream is over, nothing more passes */
 };
 
 SseFilter *sse_filter_new(bool strip_usage_chunk) {
@@ -23,6 +26,16 @@ SseFilter *sse_filter_new(bool strip_usage_chunk) {
                 return NULL;
         f->strip = strip_usage_chunk;
         f->at_line_start = f->first_event = true;
+        return f;
+}
+
+SseFilter *sse_filter_new_rewrite(SseRewrite rewrite, void *userdata) {
+        SseFilter *f = sse_filter_new(true);
+
+        if (f) {
+                f->rewrite = rewrite;
+                f->userdata = userdata;
+        }
         return f;
 }
 
@@ -87,13 +100,19 @@ static bool next_event(SseFilter *f, size_t *ret_end) {
         return false;
 }
 
+static bool is_data_line(const char *line, size_t l) {
+        const char *colon = memchr(line, ':', l);
+        size_t name_len = colon ? (size_t) (colon - line) : l;
+
+        return name_len == 4 && memcmp(line, "data", 4) == 0;
+}
+
 /* Appends the value of a "data" field line to the event's data, joined by "\n". */
 static void add_data_line(const char *line, size_t l, char *data, size_t *n_data, bool *has_data) {
         const char *colon = memchr(line, ':', l);
-        size_t name_len = colon ? (size_t) (colon - line) : l;
         const char *v = colon ? colon + 1 : line + l;
 
-        if (name_len != 4 || memcmp(line, "data", 4) != 0)
+        if (!is_data_line(line, l))
                 return;
         if (v < line + l && *v == ' ')
                 v++;
@@ -104,30 +123,56 @@ static void add_data_line(const char *line, size_t l, char *data, size_t *n_data
         *has_data = true;
 }
 
-/* Reads usage from a complete event; 1 if it is the usage-only chunk, 0 if not. */
-static int parse_event(SseFilter *f, const char *ev, size_t len) {
+/* Bytes of a byte order mark that starts the stream, at the start of its first event. */
+static size_t bom_length(const SseFilter *f, const char *ev, size_t len) {
+        return f->first_event && len >= 3 && memcmp(ev, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+}
+
+/* The end of the line starting at i (its CR, LF or end of event), and where the next starts. */
+static size_t line_end(const char *ev, size_t len, size_t i, size_t *ret_next) {
+        size_t e = i;
+
+        while (e < len && ev[e] != '\n' && ev[e] != '\r')
+                e++;
+        *ret_next = e >= len ? len : e + (e + 1 < len && ev[e] == '\r' && ev[e + 1] == '\n' ? 2 : 1);
+        return e;
+}
+
+/* The event's data (malloc'd into *ret, NUL-terminated), *ret_has_data false without data: lines. */
+static int event_data(SseFilter *f, const char *ev, size_t len, char **ret, size_t *ret_n, bool *ret_has_data) {
         _cleanup_free_ char *data = malloc(len + 1);
-        json_object *o = NULL, *choices, *usage;
-        size_t i = 0, n_data = 0;
+        size_t i = bom_length(f, ev, len), n_data = 0, next;
         bool has_data = false;
-        TokenUsage u;
-        int r;
 
         if (!data)
                 return -ENOMEM;
-        if (f->first_event && len >= 3 && memcmp(ev, "\xEF\xBB\xBF", 3) == 0)
-                i = 3;
-        while (i < len) {
-                size_t e = i;
+        for (; i < len; i = next) {
+                size_t e = line_end(ev, len, i, &next);
 
-                while (e < len && ev[e] != '\n' && ev[e] != '\r')
-                        e++;
                 if (e == i)
                         break;  /* the blank line that ends the event */
                 if (ev[i] != ':')
                         add_data_line(ev + i, e - i, data, &n_data, &has_data);
-                i = e + (e + 1 < len && ev[e] == '\r' && ev[e + 1] == '\n' ? 2 : 1);
         }
+        data[n_data] = 0;
+        *ret = TAKE_PTR(data);
+        *ret_n = n_data;
+        *ret_has_data = has_data;
+        return 0;
+}
+
+/* Reads usage from a complete event; 1 if it is the usage-only chunk, 0 if not. */
+static int parse_event(SseFilter *f, const char *ev, size_t len) {
+        _cleanup_free_ char *data = NULL;
+        json_object *o = NULL, *choices, *usage;
+        size_t n_data;
+        bool has_data;
+        TokenUsage u;
+        int r;
+
+        r = event_data(f, ev, len, &data, &n_data, &has_data);
+        if (r < 0)
+                return r;
         if (!has_data)
                 return 0;
         r = openai_json_parse_object(data, n_data, &o);
@@ -144,8 +189,53 @@ static int parse_event(SseFilter *f, const char *ev, size_t len) {
         return r;
 }
 
+/* Passes one event through f->rewrite: unchanged, or with its data: lines replaced. */
+static int rewrite_event(SseFilter *f, const char *ev, size_t len, char **out, size_t *out_n) {
+        _cleanup_free_ char *data = NULL, *new = NULL;
+        size_t n_data, n_new = 0, i, next;
+        bool has_data, replaced = false;
+        int r;
+
+        r = event_data(f, ev, len, &data, &n_data, &has_data);
+        if (r < 0)
+                return r;
+        /* an empty data buffer is not dispatched (a priming event: an id and an empty data:) */
+        r = n_data > 0 ? f->rewrite(data, n_data, f->userdata, &new, &n_new) : 0;
+        if (r <= 0)
+                return r < 0 ? r : append(out, out_n, ev, len);
+        if (memchr(new, '\n', n_new) || memchr(new, '\r', n_new))
+                return -EINVAL;
+
+        next = i = bom_length(f, ev, len);
+        r = append(out, out_n, ev, i);
+        for (; r >= 0 && i < len; i = next) {
+                size_t e = line_end(ev, len, i, &next);
+
+                if (e == i || !is_data_line(ev + i, e - i))
+                        r = append(out, out_n, ev + i, next - i);      /* kept with its line end */
+                else if (!replaced) {
+                        replaced = true;
+                        r = append(out, out_n, "data: ", 6);
+                        if (r >= 0)
+                                r = append(out, out_n, new, n_new);
+                        if (r >= 0)
+                                r = append(out, out_n, ev + e, next - e);
+                }
+                if (e == i)
+                        break;  /* the blank line that ends the event */
+        }
+        /* an incomplete last event: the rest (nothing, after a complete line) */
+        return r < 0 ? r : append(out, out_n, ev + next, len - next);
+}
+
 static int event_done(SseFilter *f, const char *ev, size_t len, char **out, size_t *out_n) {
         int r = 0;
+
+        if (f->rewrite) {
+                r = rewrite_event(f, ev, len, out, out_n);
+                f->first_event = false;
+                return r;
+        }
 
         if (!f->skip_event)
                 r = parse_event(f, ev, len);
@@ -171,7 +261,9 @@ static int process(SseFilter *f, char **out, size_t *out_n) {
         f->n -= start;
         f->scan -= start;
 
-        if (f->n > SSE_FILTER_HELD_MAX) {
+        if (f->rewrite && f->n > SSE_FILTER_EVENT_MAX)
+                return -E2BIG;  /* an event too large to read is not passed on */
+        if (!f->rewrite && f->n > SSE_FILTER_HELD_MAX) {
                 if (f->strip) {
                         r = append(out, out_n, f->buf, f->n);
                         if (r < 0)
@@ -186,6 +278,9 @@ static int process(SseFilter *f, char **out, size_t *out_n) {
 
 int sse_filter_feed(SseFilter *f, const char *data, size_t n, char **out, size_t *out_n) {
         int r;
+
+        if (f->error < 0)
+                return f->error;
 
         if (!f->strip) {
                 r = append(out, out_n, data, n);
@@ -204,13 +299,21 @@ int sse_filter_feed(SseFilter *f, const char *data, size_t n, char **out, size_t
         if (n > 0)
                 memcpy(f->buf + f->n, data, n);
         f->n += n;
-        return process(f, out, out_n);
+        r = process(f, out, out_n);
+        if (r < 0 && f->rewrite)
+                f->error = r;
+        return r;
 }
 
 int sse_filter_finish(SseFilter *f, char **out, size_t *out_n) {
         int r = 0;
 
-        if (f->blank_cr)        /* complete: only the LF that might have followed is missing */
+        if (f->error < 0)
+                return f->error;
+
+        if (f->blank_cr || (f->rewrite && f->n > 0))
+                /* complete, only the LF that might have followed is missing; or, to be
+                 * rewritten, unfinished: not dispatched by a client, but read all the same */
                 r = event_done(f, f->buf, f->n, out, out_n);
         else if (f->strip)
                 r = append(out, out_n, f->buf, f->n);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* One broker request: identity, route, policy, the upstream call, and the streamed answer. */
+#include <strings.h>
 #include <time.h>
 
 #include "audit.h"
@@ -43,7 +44,7 @@ typedef struct Request {
         long status;
         struct curl_slist *resp_headers;  /* "Name: value", allowed ones only */
         bool headers_done, upstream_done, paused, suspended, is_sse, started, client_gone;
-        bool mcp_tools_list;              /* the answer is filtered whole, so held until done */
+        char **mcp_allowed;               /* MCP: the tools this role may see and call */
         sd_event_source *hangup_watch;  /* MHD does not poll suspended connections */
         CURLcode result;
         SseFilter *sse;
@@ -81,6 +82,7 @@ static void request_free(Request *q) {
         cancel_upstream(q); /* still running: the caller went away */
         curl_slist_free_all(q->headers);
         curl_slist_free_all(q->resp_headers);
+        strv_free(q->mcp_allowed);
         broker_route_done(&q->route);
         openai_request_done(&q->oa);
         sse_filter_free(q->sse);
@@ -228,6 +230,11 @@ static enum MHD_Result admit(Request *q, bool *done) {
 
 /* ---- upstream ------------------------------------------------------------------------- */
 
+/* An MCP answer that is not an SSE stream is JSON: held whole until done, then filtered. */
+static bool mcp_holds(const Request *q) {
+        return q->route.kind == BROKER_ROUTE_MCP && q->headers_done && !q->is_sse;
+}
+
 /* Appends upstream bytes; what MHD already took is dropped first, so a slow caller costs
  * about OUT_HIGH_WATER, not the whole answer. False on OOM: the stream must end. */
 static bool out_append(Request *q, const char *data, size_t n) {
@@ -235,7 +242,7 @@ static bool out_append(Request *q, const char *data, size_t n) {
 
         if (n == 0)
                 return true;
-        if (q->out_off > 0 && !q->mcp_tools_list) {
+        if (q->out_off > 0 && !mcp_holds(q)) {
                 memmove(q->out, q->out + q->out_off, q->out_n - q->out_off);
                 q->out_n -= q->out_off;
                 q->out_off = 0;
@@ -328,18 +335,28 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
         Request *q = userdata;
         size_t len = size * n;
 
-        if (q->mcp_tools_list && q->out_n + len > USAGE_COPY_MAX)
-                return 0;                      /* a tools/list answer this large: give up */
-        if (!q->mcp_tools_list && q->out_n - q->out_off > OUT_HIGH_WATER) {
+        if (mcp_holds(q) && q->out_n + len > USAGE_COPY_MAX) {
+                q->error = "upstream_bad_answer";
+                return 0;                      /* an MCP JSON answer this large: give up */
+        }
+        if (!mcp_holds(q) && q->out_n - q->out_off > OUT_HIGH_WATER) {
                 q->paused = true;
                 return CURL_WRITEFUNC_PAUSE;   /* backpressure from a slow caller */
         }
         if (q->is_sse) {
                 _cleanup_free_ char *fwd = NULL;
                 size_t fwd_n = 0;
-                if (!q->sse && !(q->sse = sse_filter_new(q->oa.strip_usage_chunk)))
+                if (!q->sse && !(q->sse = q->route.kind == BROKER_ROUTE_MCP ?
+                                          sse_filter_new_rewrite(mcp_sse_rewrite, q->mcp_allowed) :
+                                          sse_filter_new(q->oa.strip_usage_chunk)))
                         return 0;
-                if (sse_filter_feed(q->sse, data, len, &fwd, &fwd_n) < 0 || !out_append(q, fwd, fwd_n))
+                if (sse_filter_feed(q->sse, data, len, &fwd, &fwd_n) < 0) {
+                        /* MCP: an event that could not be read ends the stream, unread */
+                        if (q->route.kind == BROKER_ROUTE_MCP)
+                                q->error = "upstream_bad_answer";
+                        return 0;
+                }
+                if (!out_append(q, fwd, fwd_n))
                         return 0;
         } else {
                 if (!out_append(q, data, len))
@@ -360,6 +377,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
 
 void request_curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
         Request *q = NULL;
+        int r;
 
         curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **) &q);
         if (!q)
@@ -368,7 +386,12 @@ void request_curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
         if (q->sse) {
                 _cleanup_free_ char *fwd = NULL;
                 size_t fwd_n = 0;
-                if (sse_filter_finish(q->sse, &fwd, &fwd_n) >= 0 && !out_append(q, fwd, fwd_n))
+                r = sse_filter_finish(q->sse, &fwd, &fwd_n);
+                if (r < 0 && q->route.kind == BROKER_ROUTE_MCP) {
+                        q->error = "upstream_bad_answer";
+                        if (result == CURLE_OK)
+                                result = CURLE_WRITE_ERROR;     /* the last event is not passed on */
+                } else if (r >= 0 && !out_append(q, fwd, fwd_n))
                         result = CURLE_OUT_OF_MEMORY;
                 q->usage = *sse_filter_usage(q->sse);
         } else if (q->copy && result == CURLE_OK)
@@ -454,27 +477,80 @@ static enum MHD_Result copy_header(void *cls, enum MHD_ValueKind kind, const cha
         return MHD_YES;
 }
 
-/* MCP (§8): tools/call of a tool the role may not use never reaches the upstream. */
+typedef struct McpHeaders {
+        unsigned n_version, n_session, n_last_event;
+        const char *version, *session;
+} McpHeaders;
+
+static enum MHD_Result count_mcp_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        McpHeaders *h = cls;
+
+        if (strcasecmp(key, "MCP-Protocol-Version") == 0) {
+                h->n_version++;
+                h->version = value;
+        } else if (strcasecmp(key, "Mcp-Session-Id") == 0) {
+                h->n_session++;
+                h->session = value;
+        } else if (strcasecmp(key, "Last-Event-ID") == 0)
+                h->n_last_event++;
+        return MHD_YES;
+}
+
+static bool visible_ascii(const char *s) {
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (*s < 0x21 || *s > 0x7e)
+                        return false;
+        return true;
+}
+
+/* MCP's own headers: each at most once, a protocol revision the broker filters, and a
+ * session id of visible ASCII (as the MCP transport specifies it). */
+static enum MHD_Result mcp_check_headers(Request *q, bool *done) {
+        McpHeaders h = {};
+
+        *done = true;
+        MHD_get_connection_values(q->conn, MHD_HEADER_KIND, count_mcp_header, &h);
+        if (h.n_version > 1 || h.n_session > 1 || h.n_last_event > 1)
+                return respond_error(q, 400, "bad_mcp_header",
+                                     "MCP-Protocol-Version, Mcp-Session-Id and Last-Event-ID may each be sent once", 0);
+        if (h.version && !mcp_protocol_version_supported(h.version))
+                return respond_error(q, 400, "unsupported_protocol_version",
+                                     "the broker relays MCP 2025-11-25, 2025-06-18 and 2025-03-26 only", 0);
+        if (h.session && !visible_ascii(h.session))
+                return respond_error(q, 400, "bad_mcp_header", "the Mcp-Session-Id is not visible ASCII", 0);
+        *done = false;
+        return MHD_YES;
+}
+
+/* MCP (§8): tools/call of a tool the role may not use never reaches the upstream; what comes
+ * back, on every stream, is filtered with the same allow-list (q->mcp_allowed). */
 static enum MHD_Result mcp_check(Request *q, bool *done) {
-        _cleanup_strv_free_ char **allowed = role_allowed_tools(q->role, q->route.name);
         _cleanup_free_ char *error = NULL;
         McpRequestVerdict v;
+        enum MHD_Result ret;
         int r;
 
-        *done = false;
-        if (q->body_n == 0)
-                return MHD_YES; /* GET (the SSE stream) or DELETE (end of session) */
-        *done = true;
-        if (!allowed)
+        ret = mcp_check_headers(q, done);
+        if (*done)
+                return ret;
+        q->mcp_allowed = role_allowed_tools(q->role, q->route.name);
+        if (!q->mcp_allowed) {
+                *done = true;
                 return respond_error(q, 500, "internal_error", "out of memory", 0);
-        r = mcp_request_check(q->body, q->body_n, allowed, &v, &error);
+        }
+        if (q->body_n == 0)
+                return MHD_YES; /* GET (the SSE stream, maybe resumed) or DELETE (end of session) */
+        *done = true;
+        r = mcp_request_check(q->body, q->body_n, q->mcp_allowed, &v, &error);
         if (r < 0)
                 return respond_error(q, 400, "invalid_json", "the request body is not JSON-RPC", 0);
         if (v == MCP_REQUEST_REFUSED) {
                 q->error = "tool_not_allowed";
                 return respond_json(q, 200, error, 0);
         }
-        q->mcp_tools_list = v == MCP_REQUEST_TOOLS_LIST;
+        /* MCP_REQUEST_TOOLS_LIST needs nothing more: every answer is filtered */
         *done = false;
         return MHD_YES;
 }
@@ -547,18 +623,25 @@ static enum MHD_Result queue_upstream_answer(Request *q, struct MHD_Response *re
         return ret;
 }
 
-/* A tools/list answer, whole, minus the tools the role may not call. */
-static enum MHD_Result respond_tools_list(Request *q) {
-        _cleanup_strv_free_ char **allowed = role_allowed_tools(q->role, q->route.name);
+/* An MCP answer that is not a stream, whole: JSON (with every tools/list result in it
+ * filtered) or nothing. Anything else is not passed on. */
+static enum MHD_Result respond_mcp_json(Request *q) {
         _cleanup_free_ char *body = NULL;
         struct MHD_Response *resp;
-        size_t n;
+        size_t n = 0;
+        int r = 0;
 
-        if (q->result != CURLE_OK || !allowed ||
-            mcp_tools_list_filter(q->out, q->out_n, q->is_sse, allowed, &body, &n) < 0)
-                return respond_error(q, 502, "upstream_bad_answer", "the MCP upstream's tools/list answer could not be read", 0);
+        if (q->result != CURLE_OK)
+                return respond_error(q, 502, "upstream_bad_answer", "the MCP upstream's answer could not be read whole", 0);
+        if (q->out_n > 0) {
+                r = mcp_answer_filter(q->out, q->out_n, q->mcp_allowed, &body, &n);
+                if (r < 0)
+                        return respond_error(q, 502, "upstream_bad_answer", "the MCP upstream's answer is not JSON", 0);
+        }
         q->out_off = q->out_n;
-        resp = MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_COPY);
+        resp = r > 0 ? MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_COPY) :
+                       MHD_create_response_from_buffer(q->out_n, q->out, MHD_RESPMEM_MUST_COPY);
+        n = r > 0 ? n : q->out_n;
         if (!resp)
                 return MHD_NO;
         q->bytes_out += n;
@@ -660,12 +743,12 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
         /* resumed: the upstream answered (or failed), or the caller left */
         if (q->client_gone)
                 return MHD_NO;
-        if ((!q->headers_done || q->mcp_tools_list) && !q->upstream_done) {
+        if ((!q->headers_done || mcp_holds(q)) && !q->upstream_done) {
                 suspend(q);
                 return MHD_YES;
         }
-        if (q->mcp_tools_list && q->headers_done)
-                return respond_tools_list(q);
+        if (mcp_holds(q))
+                return respond_mcp_json(q);
         return respond_upstream(q);
 }
 

@@ -12,10 +12,14 @@ Endpoint (--path, default /mcp):
           Mcp-Session-Id header), notifications/initialized (202, no body), ping,
           tools/list (search, read_file, delete_everything), tools/call ("called <name>
           with <arguments as compact sorted JSON>"). With --sse and an Accept header that
-          includes text/event-stream, a tools/call is answered as an SSE stream of one
-          "event: message" event per response instead of JSON.
+          includes text/event-stream, a tools/list or tools/call is answered as an SSE
+          stream instead of JSON, as a 2025-11-25 server with an event store answers: a
+          priming event (an id and an empty data:), then one "event: message" event with
+          an id per response. The session keeps these events for resumption.
   GET     with --sse: a server-to-client SSE stream (one comment, one "event: message"
-          notification), held open until the client goes away; without --sse: 405.
+          notification), held open until the client goes away; with Last-Event-ID, the
+          session's events after that id are replayed first (tools/list answers
+          included, as a server's event store does); without --sse: 405.
   DELETE  ends the session (200).
 Every request but initialize must carry a known Mcp-Session-Id: without one 400, with an
 unknown or ended one 404.  Modes (--mode / X-Fake-Mode), --require-host, --require-auth,
@@ -55,6 +59,18 @@ TOOL_NAMES = {t["name"] for t in TOOLS}
 
 SESSIONS_LOCK = threading.Lock()
 SESSIONS = set()
+EVENTS = {}             # session id -> [(event id, SSE event text)], for Last-Event-ID
+NEXT_EVENT_ID = [0]
+
+
+def stored_event(sid, data, prefix=""):
+    """An SSE event with a fresh id, kept for the session's resumption."""
+    with SESSIONS_LOCK:
+        NEXT_EVENT_ID[0] += 1
+        eid = "ev-%d" % NEXT_EVENT_ID[0]
+        text = "%sid: %s\ndata: %s\n\n" % (prefix, eid, data)
+        EVENTS.setdefault(sid, []).append((eid, text))
+    return text
 
 
 def rpc_error(id_, code, message):
@@ -114,6 +130,14 @@ class McpHandler(fo.Handler):
                     "params": {"level": "info", "data": "cloister-test-notification"}}
             events = [": cloister-test-comment\n\n",
                       "event: message\ndata: " + json.dumps(note, separators=(",", ":")) + "\n\n"]
+            last = self.headers.get("Last-Event-ID")
+            if last:
+                with SESSIONS_LOCK:
+                    kept = EVENTS.get(self.headers.get("Mcp-Session-Id"), [])
+                    ids = [eid for eid, _ in kept]
+                    replay = [text for _, text in kept[ids.index(last) + 1:]] if last in ids else []
+                self.rec["replayed"] = len(replay)
+                events = replay + events
             # held open: a server-to-client stream ends when the client goes away
             self.rec["mode"] = "stall"
             self.stall_after = len(events)
@@ -158,8 +182,10 @@ class McpHandler(fo.Handler):
         if not responses:  # only notifications and responses
             self.send_empty(202)
             return
-        if self.wants_sse() and any(m.get("method") == "tools/call" for m in msgs):
-            self.stream_events(["event: message\ndata: " + json.dumps(r, separators=(",", ":")) + "\n\n"
+        if self.wants_sse() and any(m.get("method") in ("tools/call", "tools/list") for m in msgs):
+            sid = self.headers.get("Mcp-Session-Id")
+            self.stream_events([stored_event(sid, "")] +
+                               [stored_event(sid, json.dumps(r, separators=(",", ":")), "event: message\n")
                                 for r in responses])
             return
         self.send_json(200, responses if batch else responses[0], extra=extra)

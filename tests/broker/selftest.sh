@@ -295,7 +295,7 @@ c nosid "$UM" "${JSON[@]}" "${ACC[@]}" -d "$LIST"
 check "no Mcp-Session-Id after initialize: 400" code nosid 400
 c badsid "$UM" "${JSON[@]}" "${ACC[@]}" -H "Mcp-Session-Id: not-a-session" -d "$LIST"
 check "unknown Mcp-Session-Id: 404" code badsid 404
-c list "$UM" "${JSON[@]}" "${ACC[@]}" "${S[@]}" -d "$LIST"
+c list "$UM" "${JSON[@]}" -H "Accept: application/json" "${S[@]}" -d "$LIST"
 check "tools/list: search, read_file, delete_everything with description and inputSchema" py \
         '[t["name"] for t in d["result"]["tools"]] == ["search", "read_file", "delete_everything"] and all(t["description"] and t["inputSchema"]["type"] == "object" for t in d["result"]["tools"])' "$T/list.body"
 
@@ -307,15 +307,25 @@ check "tools/call: \"called search with {\\\"limit\\\":2,\\\"query\\\":\\\"x\\\"
 c callsse "$UM" -N "${JSON[@]}" "${ACC[@]}" "${S[@]}" -d "$CALL"
 check "tools/call with --sse and Accept text/event-stream: an SSE stream" bash -c \
         "grep -qi '^content-type: text/event-stream' '$T/callsse.hdr' && grep -qi '^transfer-encoding: chunked' '$T/callsse.hdr'"
-check "tools/call SSE: one event: message carrying the JSON-RPC response" python3 -c '
+check "tools/call SSE: a priming event (id, empty data), then one event: message with an id carrying the JSON-RPC response" python3 -c '
 import json, sys
-ev = open(sys.argv[1]).read()
-assert ev.endswith("\n\n") and ev.count("\n\n") == 1, ev
-ev, data = ev[:-2].split("\n")
-assert ev == "event: message"
+raw = open(sys.argv[1]).read()
+assert raw.endswith("\n\n") and raw.count("\n\n") == 2, raw
+prime, ev = raw[:-2].split("\n\n")
+pid, pdata = prime.split("\n")
+assert pid.startswith("id: ") and pdata == "data: ", prime
+name, eid, data = ev.split("\n")
+assert name == "event: message" and eid.startswith("id: ") and eid != pid
 r = json.loads(data[6:])
 assert r["id"] == 3 and r["result"]["content"][0]["text"].startswith("called search with")
 ' "$T/callsse.body"
+c listsse "$UM" -N "${JSON[@]}" "${ACC[@]}" "${S[@]}" -d "$LIST"
+PRIME=$(sed -n '1s/^id: //p' "$T/listsse.body")
+check "tools/list SSE: primed ($PRIME), the answer in an event: message" bash -c \
+        "[ -n '$PRIME' ] && grep -q '^data: {.*\"tools\"' '$T/listsse.body'"
+c replay "$UM" -N -H "Accept: text/event-stream" "${S[@]}" -H "Last-Event-ID: $PRIME" --max-time 1
+check "GET with Last-Event-ID: the tools/list answer is replayed, then the stream is held" bash -c \
+        "[ \"\$(cat '$T/replay.rc')\" = 28 ] && grep -q '^data: {.*delete_everything' '$T/replay.body' && grep -q notifications/message '$T/replay.body'"
 c calldel "$UM" "${JSON[@]}" "${ACC[@]}" "${S[@]}" \
         -d '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"delete_everything","arguments":{"confirm":true}}}'
 check "record: session id, rpc_methods, tool_calls" rec "$M" calldel \
@@ -323,7 +333,7 @@ check "record: session id, rpc_methods, tool_calls" rec "$M" calldel \
 check "record: initialize shows the issued session id" rec "$M" init 'r["issued_session_id"] == "'"$SID"'" and r["session_id"] is None'
 c unk "$UM" "${JSON[@]}" "${ACC[@]}" "${S[@]}" -d '{"jsonrpc":"2.0","id":5,"method":"resources/list"}'
 check "unknown method: JSON-RPC error -32601" py 'd["error"]["code"] == -32601 and d["id"] == 5' "$T/unk.body"
-c batch "$UM" "${JSON[@]}" "${ACC[@]}" "${S[@]}" -d '[{"jsonrpc":"2.0","id":6,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},'"$LIST"']'
+c batch "$UM" "${JSON[@]}" -H "Accept: application/json" "${S[@]}" -d '[{"jsonrpc":"2.0","id":6,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},'"$LIST"']'
 check "batch: two responses in an array" py '[r["id"] for r in d] == [6, 2]' "$T/batch.body"
 c mfail "$UM" "${JSON[@]}" "${ACC[@]}" "${S[@]}" -H "X-Fake-Mode: fail" -d "$LIST"
 check "MCP fail mode: 500" code mfail 500

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer target: the MCP tool allow-list (§8). The first byte picks the options. A
  * tools/call of a tool not allowed is never passed on; a batch holding tools/call or
- * tools/list is refused; a filtered tools/list answer lists only allowed tools. */
+ * tools/list is refused. What comes back, as JSON or as an SSE stream cut where the first
+ * byte says, lists only allowed tools however "result", "tools" and "name" are spelt; what
+ * the filter passes passes again unchanged; where the stream is cut changes nothing. */
 #include <json-c/json.h>
+#include <strings.h>
 
 #include "fuzz-util.h"
 #include "mcp-policy.h"
 #include "openai-body.h"
+#include "sse-filter.h"
 
 static char *allowed[] = { (char *) "search", (char *) "read-file", NULL };
 
@@ -16,33 +20,84 @@ static const char *str_member(struct json_object *o, const char *key) {
                 json_object_get_string(v) : NULL;
 }
 
-static void check_tools(const char *json, size_t n) {
-        struct json_object *o = json_tokener_parse(json), *result, *tools;
+/* No message in the JSON text `json` lists a tool not allowed, under any spelling of
+ * "result" and "tools" a client might read. */
+static void check_listed(const char *json, size_t n) {
+        _cleanup_free_ char *copy = strndup(json, n);       /* json is not NUL-terminated */
+        struct json_object *o = copy ? json_tokener_parse(copy) : NULL;
 
-        fuzz_assert(o || streq(json, "null"), "filtered answer is not JSON: %s", json);
-        if (json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "result", &result) &&
-            json_object_object_get_ex(result, "tools", &tools) && json_object_is_type(tools, json_type_array))
-                for (size_t i = 0; i < json_object_array_length(tools); i++) {
-                        struct json_object *name;
-                        struct json_object *t = json_object_array_get_idx(tools, i);
-                        fuzz_assert(json_object_object_get_ex(t, "name", &name) &&
-                                    mcp_tool_allowed(allowed, json_object_get_string(name)),
-                                    "tool %s listed", json_object_to_json_string(t));
+        if (!copy)
+                abort();
+        fuzz_assert(o, "what passed is not JSON: %s", copy);
+        for (size_t m = 0; m < (json_object_is_type(o, json_type_array) ? json_object_array_length(o) : 1); m++) {
+                struct json_object *msg = json_object_is_type(o, json_type_array) ? json_object_array_get_idx(o, m) : o;
+                if (!json_object_is_type(msg, json_type_object))
+                        continue;
+                json_object_object_foreach(msg, key, result) {
+                        if (strcasecmp(key, "result") != 0 || !json_object_is_type(result, json_type_object))
+                                continue;
+                        json_object_object_foreach(result, k, tools) {
+                                if (strcasecmp(k, "tools") != 0)
+                                        continue;
+                                fuzz_assert(json_object_is_type(tools, json_type_array), "tools is not a list");
+                                for (size_t i = 0; i < json_object_array_length(tools); i++) {
+                                        struct json_object *t = json_object_array_get_idx(tools, i);
+                                        json_object_object_foreach(t, nk, name)
+                                                fuzz_assert(strcasecmp(nk, "name") != 0 ||
+                                                            (streq(nk, "name") && json_object_is_type(name, json_type_string) &&
+                                                             mcp_tool_allowed(allowed, json_object_get_string(name))),
+                                                            "tool %s listed", json_object_to_json_string(t));
+                                }
+                        }
                 }
+        }
         json_object_put(o);
+}
+
+/* As an SseRewrite over what the filter let through: every event whose data is JSON lists only
+ * allowed tools; a second pass changes nothing. */
+static int check_event(const char *data, size_t n, void *userdata, char **ret, size_t *ret_n) {
+        _cleanup_free_ char *again = NULL;
+        size_t again_n;
+        int r = mcp_sse_rewrite(data, n, allowed, &again, &again_n);
+
+        fuzz_assert(r >= 0, "an event that passed cannot be read again: %.*s", (int) n, data);
+        if (r > 0) {
+                fuzz_assert(again_n == n && memcmp(again, data, n) == 0, "filtering twice changes the event: %.*s", (int) n, data);
+                check_listed(data, n);
+        }
+        return 0;
+}
+
+static int run_sse(const char *data, size_t size, size_t split, char **out, size_t *n) {
+        _cleanup_(sse_filter_freep) SseFilter *f = sse_filter_new_rewrite(mcp_sse_rewrite, allowed);
+        int r;
+
+        if (!f)
+                abort();
+        *out = NULL;
+        *n = 0;
+        r = sse_filter_feed(f, data, split, out, n);
+        if (r >= 0)
+                r = sse_filter_feed(f, data + split, size - split, out, n);
+        if (r >= 0)
+                r = sse_filter_finish(f, out, n);
+        return r;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_free_ char *err = NULL, *out = NULL;
         McpRequestVerdict v;
         struct json_object *o = NULL, *params, *name;
-        size_t n = 0;
+        size_t n = 0, split;
         bool sse;
 
         if (size < 1)
                 return 0;
         sse = data[0] & 1;
+        split = (size_t) (data[0] >> 1);
         data++, size--;
+        split = size ? split % (size + 1) : 0;
 
         if (mcp_request_check((const char *) data, size, allowed, &v, &err) >= 0) {
                 fuzz_assert(v == MCP_REQUEST_PASS || v == MCP_REQUEST_TOOLS_LIST || v == MCP_REQUEST_REFUSED, "verdict %d", v);
@@ -59,18 +114,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 }
         }
 
-        if (mcp_tools_list_filter((const char *) data, size, sse, allowed, &out, &n) >= 0) {
-                fuzz_assert(out && strlen(out) == n, "filter output length");
-                if (!sse)
-                        check_tools(out, n);
-                else
-                        for (char *line = out, *next; line && *line; line = next) {
-                                size_t l = strcspn(line, "\n");
-                                next = line[l] ? line + l + 1 : NULL;
-                                line[l] = 0;
-                                if (startswith(line, "data: "))
-                                        check_tools(line + 6, l - 6);
-                        }
+        if (!sse) {
+                int r = mcp_answer_filter((const char *) data, size, allowed, &out, &n);
+                if (r > 0) {
+                        fuzz_assert(out && strlen(out) == n && !strpbrk(out, "\r\n"), "filter output length, on one line");
+                        check_listed(out, n);
+                } else if (r == 0)
+                        check_listed((const char *) data, size);
+                return 0;
         }
+
+        _cleanup_free_ char *cut = NULL, *checked = NULL;
+        size_t n_cut, n_checked;
+        int r = run_sse((const char *) data, size, size, &out, &n), r_cut = run_sse((const char *) data, size, split, &cut, &n_cut);
+
+        fuzz_assert(r == r_cut && n == n_cut && (n == 0 || memcmp(out, cut, n) == 0),
+                    "the output depends on where the stream was cut (at %zu)", split);
+        _cleanup_(sse_filter_freep) SseFilter *check = sse_filter_new_rewrite(check_event, NULL);
+        if (!check)
+                abort();
+        checked = NULL;
+        n_checked = 0;
+        fuzz_assert(sse_filter_feed(check, out ?: "", n, &checked, &n_checked) >= 0 &&
+                    sse_filter_finish(check, &checked, &n_checked) >= 0, "checking the output");
+        fuzz_assert(n_checked == n && (n == 0 || memcmp(checked, out, n) == 0), "the checker changed the stream");
         return 0;
 }

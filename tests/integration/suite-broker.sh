@@ -181,6 +181,12 @@ expect mcpuser mcp_call_refused -32601 "a tools/call of a tool not allowed gets 
 expect mcpuser mcp_call_refused_id 4 "the error answers the request's id"
 check "MCP: the refused call never reached the server" lacks /srv/mcp.jsonl delete_everything
 expect mcpnone mcp_tools "" "no AllowTool=: tools/list is empty (fail closed)"
+expect mcpuser mcp_list_primed True "a tools/list answered as SSE starts with a priming event (id, empty data), passed as is"
+expect mcpuser mcp_list_event_ids 2 "…with the event ids kept"
+expect mcpuser mcp_replay_lists 1 "GET with Last-Event-ID: the server replays its tools/list answer"
+expect mcpuser mcp_replay_tools search "…and the replay, through the broker, lists only the tools in AllowTool="
+expect mcpnone mcp_replay_tools none "no AllowTool=: the replayed tools/list is empty too"
+expect mcpuser mcp_get_notification True "the GET stream's notification passes"
 
 status=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/cloister/broker.sock http://broker/v1/models)
 check "an unknown peer (the host's root, no agent unit) gets 403 ($status)" [ "$status" = 403 ]

@@ -53,33 +53,108 @@ static void test_requests(void) {
         is_int(mcp_request_check("\"a string\"", 10, allowed_all, &v, &e), -EBADMSG, "a JSON string is not JSON-RPC");
 }
 
-static void test_filter(void) {
-        static const char json[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"search\"},{\"name\":\"rm\"}]}}";
-        static const char sse[] = ": comment\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"search\"},{\"name\":\"rm\"}]}}\n\n";
-        char *out = NULL;
+#define TOOLS_RESULT(id) "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"result\":{\"tools\":[{\"name\":\"search\"},{\"name\":\"rm\"}]}}"
+
+/* Runs mcp_answer_filter(); returns its verdict, the output (or NULL) in *out. */
+static int filter(const char *in, char **allowed, char **out) {
         size_t n = 0;
+        int r = mcp_answer_filter(in, strlen(in), allowed, out, &n);
 
-        is_int(mcp_tools_list_filter(json, strlen(json), false, allowed_search, &out, &n), 0, "JSON answer filtered");
+        if (r > 0 && (!*out || strlen(*out) != n))
+                return -EIO;
+        return r;
+}
+
+static void test_answer_filter(void) {
+        char *out = NULL;
+
+        is_int(filter(TOOLS_RESULT("2"), allowed_search, &out), 1, "a tools/list result is filtered");
         like(out, "\"search\"", "the allowed tool stays");
         unlike(out, "\"rm\"", "the other tool is gone");
-        is_int((int) n, (int) strlen(out), "length");
+        ok(!strchr(out, '\n') && !strchr(out, '\r'), "the rewritten message is one line");
         free(out);
 
-        is_int(mcp_tools_list_filter(sse, strlen(sse), true, allowed_search, &out, &n), 0, "SSE answer filtered");
-        like(out, ": comment\n", "comments pass");
-        like(out, "event: message\n", "event lines pass");
-        like(out, "\"search\"", "the allowed tool stays");
-        unlike(out, "\"rm\"", "the other tool is gone");
+        is_int(filter(TOOLS_RESULT("\"any-id\""), allowed_none, &out), 1, "whatever the id: filtered by its shape");
+        like(out, "\"tools\":[]", "no AllowTool=: an empty list");
+        free(out);
+        is_int(filter(TOOLS_RESULT("2"), allowed_all, &out), 1, "\"*\": rewritten all the same");
+        like(out, "\"rm\"", "\"*\": every tool stays");
         free(out);
 
-        is_int(mcp_tools_list_filter(json, strlen(json), false, allowed_none, &out, &n), 0, "nothing allowed");
-        like(out, "\"tools\":[]", "an empty list");
+        /* what has no tools result passes byte for byte: the caller forwards its own bytes */
+        static const char *const untouched[] = {
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{\"listChanged\":true}}}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"{\\\"tools\\\":[1]}\"}]}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"error\":{\"code\":-32601,\"message\":\"no\",\"data\":{\"tools\":[{\"name\":\"rm\"}]}}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"sampling/createMessage\",\"params\":{\"tools\":[{\"name\":\"x\"}]}}",
+                "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}, 7, \"s\", null]",
+                "\"just a string\"",
+                "  {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(untouched); i++) {
+                is_int(filter(untouched[i], allowed_none, &out), 0, "passes unchanged: %s", untouched[i]);
+                ok(!out, "…and nothing is rewritten");
+        }
+
+        /* an attacker's (or a replay's) shapes */
+        is_int(filter("[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}," TOOLS_RESULT("2") "]", allowed_search, &out), 1,
+               "a batch holding a tools/list result is filtered");
+        like(out, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}},", "…its other messages kept");
+        unlike(out, "\"rm\"", "…the tool not allowed is gone from the batch");
         free(out);
-        is_int(mcp_tools_list_filter("nope", 4, false, allowed_all, &out, &n), -EBADMSG, "an unreadable answer is not passed on");
+        is_int(filter("{\"jsonrpc\":\"2.0\",\"id\":2,\"Result\":{\"TOOLS\":[{\"name\":\"rm\"}],\"tools\":[{\"name\":\"search\"}]}}",
+                      allowed_search, &out), 1, "case-variant \"Result\" and \"TOOLS\" are filtered too");
+        unlike(out, "\"rm\"", "…a client matching names without case sees no tool not allowed");
+        like(out, "\"tools\":[{\"name\":\"search\"}]", "…the allowed one stays");
+        free(out);
+        is_int(filter("{\"id\":2,\"result\":{\"tools\":[{\"name\":\"search\",\"NAME\":\"rm\"},{\"Name\":\"search\"},"
+                      "{\"name\":7},{},\"search\",{\"name\":\"search\",\"title\":\"ok\"}]}}", allowed_search, &out), 1,
+               "tools with a second name in another case, a wrongly cased name, no name or not an object");
+        is_str(out, "{\"id\":2,\"result\":{\"tools\":[{\"name\":\"search\",\"title\":\"ok\"}]}}",
+                  "…are dropped; only the plainly allowed tool stays");
+        free(out);
+        is_int(filter("{\"id\":2,\"result\":{\"tools\":{\"name\":\"rm\"}}}", allowed_all, &out), 1,
+               "\"tools\" that is not an array");
+        is_str(out, "{\"id\":2,\"result\":{\"tools\":[]}}", "…becomes an empty list");
+        free(out);
+        is_int(filter("{\"id\":2,\"result\":{\"tool\\u0073\":[{\"name\":\"rm\"}]}}", allowed_search, &out), 1,
+               "an escaped \"tools\" key is the same key");
+        unlike(out, "\"rm\"", "…and filtered");
+        free(out);
+        is_int(filter("{\"id\":2,\"result\":{\"tools\":[{\"name\":\"rm\"}]},\"result\":{\"tools\":[{\"name\":\"rm\"}]}}",
+                      allowed_search, &out), 1, "a duplicate \"result\"");
+        is_str(out, "{\"id\":2,\"result\":{\"tools\":[]}}", "…is rewritten once, filtered");
+        free(out);
+
+        is_int(filter("nope", allowed_all, &out), -EBADMSG, "an unreadable answer is not passed on");
+        is_int(filter("{\"id\":2,\"result\":{\"tools\":[{\"name\":\"rm\"}]},\"x\":NaN}", allowed_search, &out), 1,
+               "NaN (which json-c and some clients read) does not hide a tools/list result");
+        unlike(out, "\"rm\"", "…it is filtered");
+        free(out);
+        is_int(filter("{\"id\":2,\"result\":{\"tools\":[{\"name\":\"rm\"}]},}", allowed_all, &out), -EBADMSG,
+               "a trailing comma (which lenient clients read) is not JSON: not passed on");
+        is_int(filter("{\"result\":{}} {\"result\":{}}", allowed_all, &out), -EBADMSG, "two JSON texts are not one");
+        is_int(filter("", allowed_all, &out), -EBADMSG, "an empty text is not JSON");
+
+        size_t n;
+        is_int(mcp_sse_rewrite(" \n\t", 3, allowed_none, &out, &n), 0, "SSE data of whitespace only passes");
+        is_int(mcp_sse_rewrite("[DONE]", 6, allowed_none, &out, &n), -EBADMSG, "SSE data that is not JSON ends the stream");
+}
+
+static void test_protocol_versions(void) {
+        ok(mcp_protocol_version_supported("2025-11-25"), "2025-11-25 (current) is relayed");
+        ok(mcp_protocol_version_supported("2025-06-18"), "2025-06-18 (previous) is relayed");
+        ok(mcp_protocol_version_supported("2025-03-26"), "2025-03-26 (first Streamable HTTP) is relayed");
+        ok(!mcp_protocol_version_supported("2024-11-05"), "2024-11-05 (HTTP+SSE) is not");
+        ok(!mcp_protocol_version_supported("2026-01-01"), "an unknown future revision is not");
+        ok(!mcp_protocol_version_supported("2025-11-25 "), "nor a near miss");
+        ok(!mcp_protocol_version_supported(NULL), "nor none");
 }
 
 int main(void) {
         test_requests();
-        test_filter();
+        test_answer_filter();
+        test_protocol_versions();
         return tap_done();
 }

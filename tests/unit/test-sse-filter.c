@@ -3,6 +3,7 @@
  * its usage read on the way; with strip_usage_chunk exactly the usage-only chunk we asked for
  * on the caller's behalf is dropped (§8). */
 
+#include "mcp-policy.h"
 #include "sse-filter.h"
 #include "tap.h"
 
@@ -264,7 +265,190 @@ static void test_chunking_never_matters(void) {
         ok(all_pass, "300 random CR/LF-heavy streams: pass-through output equals input");
 }
 
+/* ---- MCP: every event through mcp_sse_rewrite() -------------------------------------------- */
+
+static char *mcp_allowed[] = { (char *) "search", NULL };
+
+static Run run_mcp(const char *in, size_t n, Chunking how, unsigned seed) {
+        _cleanup_(sse_filter_freep) SseFilter *f = sse_filter_new_rewrite(mcp_sse_rewrite, mcp_allowed);
+        Run x = {};
+
+        if (!f)
+                tap_bail_out("out of memory");
+        srand(seed);
+        for (size_t i = 0, l; i < n && x.r >= 0; i += l) {
+                l = how == ONE_BYTE ? 1 : how == WHOLE ? n : 1 + (size_t) rand() % 97;
+                if (l > n - i)
+                        l = n - i;
+                x.r = sse_filter_feed(f, in + i, l, &x.out, &x.n);
+        }
+        if (x.r >= 0)
+                x.r = sse_filter_finish(f, &x.out, &x.n);
+        return x;
+}
+
+/* Both chunkings and 50 random ones give exactly `expected`. */
+static void mcp_expect(const char *in, const char *expected, const char *what) {
+        for (Chunking how = ONE_BYTE; how <= WHOLE; how++)
+                for (unsigned seed = 1; seed <= (how == RANDOM ? 50U : 1U); seed++) {
+                        Run x = run_mcp(in, strlen(in), how, seed);
+                        bool good = same(&x, expected, strlen(expected));
+
+                        if (how != RANDOM || !good)
+                                if (!ok(good, "%s (chunking %d, seed %u)", what, how, seed))
+                                        diag("got r=%d: \"%s\"", x.r, strempty(x.out));
+                        free(x.out);
+                }
+}
+
+#define LIST "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"search\"},{\"name\":\"rm\"}]}}"
+#define LISTED "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"search\"}]}}"
+#define NOTE "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}"
+
+static void test_mcp_priming_and_answer(void) {
+        /* What a 2025-11-25 server with an event store sends for tools/list (the official SDK) */
+        static const char in[] =
+                "id: 0b1e7a3c-prime\ndata: \n\n"
+                "event: message\nid: 5f2d9c4e-answer\ndata: " LIST "\n\n";
+        static const char out[] =
+                "id: 0b1e7a3c-prime\ndata: \n\n"
+                "event: message\nid: 5f2d9c4e-answer\ndata: " LISTED "\n\n";
+
+        mcp_expect(in, out, "a priming event (id, empty data) passes as is; the answer after it is filtered");
+        mcp_expect("id: p\nretry: 1000\ndata:\n\n", "id: p\nretry: 1000\ndata:\n\n",
+                   "a priming event with retry: and \"data:\" without a space passes byte for byte");
+        mcp_expect("id: p\ndata\n\n", "id: p\ndata\n\n", "a bare \"data\" field (empty data) passes");
+        mcp_expect("id: p\n\n", "id: p\n\n", "an event with an id and no data passes");
+        mcp_expect(": keep-alive\n\n: x\r\n\r\n", ": keep-alive\n\n: x\r\n\r\n", "comments pass byte for byte");
+        mcp_expect("data: " NOTE "\n\n", "data: " NOTE "\n\n", "notifications/tools/list_changed passes byte for byte");
+        mcp_expect("data: {\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"content\":[]}}\r\n\r\n",
+                   "data: {\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"content\":[]}}\r\n\r\n",
+                   "another answer passes byte for byte, CRLFs and all");
+}
+
+static void test_mcp_grammar(void) {
+        mcp_expect(": c\r\nevent: message\r\nid: 7\r\ndata: " LIST "\r\nretry: 5\r\n\r\n",
+                   ": c\r\nevent: message\r\nid: 7\r\ndata: " LISTED "\r\nretry: 5\r\n\r\n",
+                   "CRLF: every other line and its line end kept, the data line rewritten in place");
+        mcp_expect("id: 7\rdata:" LIST "\r\r", "id: 7\rdata: " LISTED "\r\r", "CR-only line ends");
+        mcp_expect("data: {\"jsonrpc\":\"2.0\",\"id\":2,\ndata: \"result\":{\"tools\":\n: a comment inside\n"
+                   "id: 8\ndata: [{\"name\":\"rm\"},{\"name\":\"search\"}]}}\n\n",
+                   "data: " LISTED "\n: a comment inside\nid: 8\n\n",
+                   "multi-line data is joined, filtered and sent as one data: line where the first was");
+        mcp_expect("event: surprise\ndata: " LIST "\n\n", "event: surprise\ndata: " LISTED "\n\n",
+                   "an event type other than message is filtered all the same");
+        mcp_expect("\xEF\xBB\xBF" "data: " LIST "\n\n", "\xEF\xBB\xBF" "data: " LISTED "\n\n",
+                   "a byte order mark before the first event is kept, the event filtered");
+        mcp_expect("data: [" LIST "," NOTE "]\n\n", "data: [" LISTED "," NOTE "]\n\n", "a batch in one event");
+        mcp_expect("datum: " LIST "\nDATA: " LIST "\n\n", "datum: " LIST "\nDATA: " LIST "\n\n",
+                   "fields that are not \"data\" (case matters in SSE) carry no data: passed");
+        mcp_expect("data: " LIST, "data: " LISTED,
+                   "an unfinished last event (never dispatched by a client) is filtered all the same");
+        mcp_expect("data: \ndata: \n\n", "data: \ndata: \n\n", "data of whitespace only passes");
+}
+
+static void test_mcp_fails_closed(void) {
+        static const char *const bad[] = {
+                "data: [DONE]\n\n",
+                "data: {\"id\":2,\"result\":{\"tools\":[{\"name\":\"rm\"}]},}\n\n",
+                "data: {\"id\":2,\"result\":{\"tools\":[{\"name\":\"rm\"}]}} trailing\n\n",
+                "data: {\"id\":2,\"result\":{\"tools\":[{\"name\":\"rm\"}]}\n\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *in = strprintf("data: " NOTE "\n\n%s: after\n\n", bad[i]);
+                Run x = run_mcp(in, strlen(in), WHOLE, 0);
+
+                ok(x.r < 0, "data that is not one JSON text ends the stream: %s", bad[i]);
+                ok(x.n == strlen("data: " NOTE "\n\n") && !strstr(x.out, "\"rm\"") && !strstr(x.out, "after"),
+                   "…what came before passed, nothing of it or after it");
+                free(x.out);
+        }
+
+        /* an event too large to read ends the stream, and nothing more passes, not even at finish */
+        size_t big = SSE_FILTER_EVENT_MAX + 1024;
+        _cleanup_free_ char *payload = malloc(big);
+        _cleanup_(sse_filter_freep) SseFilter *f = sse_filter_new_rewrite(mcp_sse_rewrite, mcp_allowed);
+        char *out = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        if (!payload || !f)
+                tap_bail_out("out of memory");
+        memset(payload, ' ', big);
+        memcpy(payload, "data: " LIST, strlen("data: " LIST));
+        for (size_t i = 0; i < big && r >= 0; i += 65536)
+                r = sse_filter_feed(f, payload + i, big - i < 65536 ? big - i : 65536, &out, &n);
+        is_int(r, -E2BIG, "an MCP event past SSE_FILTER_EVENT_MAX ends the stream");
+        is_int(sse_filter_feed(f, "\n\n", 2, &out, &n), -E2BIG, "…nothing more is read");
+        is_int(sse_filter_finish(f, &out, &n), -E2BIG, "…not even at finish");
+        is_u64(n, 0, "…and none of it was forwarded");
+        free(out);
+}
+
+static int note_rm(const char *data, size_t n, void *userdata, char **ret, size_t *ret_n) {
+        if (strstr(data, "\"rm\""))
+                *(bool *) userdata = true;
+        return 0;
+}
+
+/* Whether the data of any event in out[0..n) (as a client reads it) names "rm". */
+static bool data_has_rm(const char *out, size_t n) {
+        bool seen = false;
+        _cleanup_(sse_filter_freep) SseFilter *f = sse_filter_new_rewrite(note_rm, &seen);
+        char *o = NULL;
+        size_t on = 0;
+
+        if (!f || sse_filter_feed(f, out ?: "", n, &o, &on) < 0 || sse_filter_finish(f, &o, &on) < 0)
+                tap_bail_out("cannot read the filter's output");
+        free(o);
+        return seen;
+}
+
+/* Random streams of MCP pieces: the output never depends on chunking, and no tool but "search"
+ * ever appears in what passes. */
+static void test_mcp_chunking_never_matters(void) {
+        static const char *const pieces[] = {
+                "\r", "\n", "\r\n", "data: " LIST, "data: " NOTE, ": c", "event: message", "id: 1", "data:",
+                "data", "retry: 3", "\r\r", "\n\n", "data: {\"id\":2,", "data: \"result\":{\"tools\":[{\"name\":\"rm\"}]}}",
+        };
+        char in[2048];
+        bool all_same = true, never_rm = true;
+
+        srand(4242);
+        for (unsigned i = 0; i < 300; i++) {
+                size_t n = 0;
+
+                for (unsigned k = 0; k < 12; k++) {
+                        const char *p = pieces[(size_t) rand() % ELEMENTSOF(pieces)];
+                        memcpy(in + n, p, strlen(p));
+                        n += strlen(p);
+                }
+                Run whole = run_mcp(in, n, WHOLE, 0), bytes = run_mcp(in, n, ONE_BYTE, 0), random = run_mcp(in, n, RANDOM, i);
+
+                if (whole.r != bytes.r || whole.r != random.r || whole.n != bytes.n || whole.n != random.n ||
+                    (whole.n && (memcmp(whole.out, bytes.out, whole.n) || memcmp(whole.out, random.out, whole.n)))) {
+                        if (all_same)
+                                diag("stream %u differs with chunking: \"%.*s\"", i, (int) n, in);
+                        all_same = false;
+                }
+                if (never_rm && data_has_rm(whole.out, whole.n)) {
+                        diag("stream %u lets \"rm\" pass: \"%.*s\" -> \"%s\"", i, (int) n, in, whole.out);
+                        never_rm = false;
+                }
+                free(whole.out);
+                free(bytes.out);
+                free(random.out);
+        }
+        ok(all_same, "300 random MCP streams: output and verdict do not depend on chunking");
+        ok(never_rm, "300 random MCP streams: the tool not allowed never passes");
+}
+
 int main(void) {
+        test_mcp_priming_and_answer();
+        test_mcp_grammar();
+        test_mcp_fails_closed();
+        test_mcp_chunking_never_matters();
         test_pass_through_is_byte_identical();
         test_strip_drops_only_the_usage_chunk();
         test_strip_keeps_other_usage();

@@ -185,6 +185,50 @@ def probe_mcp():
     s, h, r = rpc("tools/call", {"name": "delete_everything", "arguments": {}}, session, 4)
     report("mcp_call_refused", r["error"]["code"] if r and "error" in r else r)
     report("mcp_call_refused_id", r.get("id") if r else None)
+    # Resumption: the server replays what it sent after the first event id it gave this
+    # session (the tools/list answer's priming event); the broker must filter the replay.
+    s, h, data = request("POST", "/mcp/tools/mcp", headers={"Accept": "application/json, text/event-stream",
+                         "Mcp-Session-Id": session},
+                         body=json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}).encode())
+    ids = [l[3:].strip() for l in data.decode().splitlines() if l.startswith("id:")]
+    report("mcp_list_event_ids", len(ids))
+    report("mcp_list_primed", data.decode().startswith("id: ") and "\ndata: \n\n" in data.decode())
+    events = sse_events("/mcp/tools/mcp", {"Accept": "text/event-stream", "Mcp-Session-Id": session,
+                                           "Last-Event-ID": ids[0] if ids else "none"})
+    listed, lists = set(), 0
+    for e in events:
+        try:
+            m = json.loads(e)
+        except ValueError:
+            continue
+        if isinstance(m, dict) and isinstance(m.get("result"), dict) and "tools" in m["result"]:
+            listed.update(t.get("name") for t in m["result"]["tools"])
+            lists += 1
+    report("mcp_replay_lists", lists)
+    report("mcp_replay_tools", ",".join(sorted(listed)) or "none")
+    report("mcp_get_notification", any("cloister-test-notification" in e for e in events))
+
+def sse_events(path, headers, seconds=1.5):
+    """The data of each event of a GET stream, read for `seconds` (the stream stays open)."""
+    c = http.client.HTTPConnection(base_host, base_port, timeout=seconds)
+    c.request("GET", path, headers=headers)
+    r = c.getresponse()
+    buf = b""
+    try:
+        while True:
+            chunk = r.read1(65536)
+            if not chunk:
+                break
+            buf += chunk
+    except (socket.timeout, TimeoutError, OSError):
+        pass
+    c.close()
+    events = []
+    for block in buf.decode(errors="replace").replace("\r\n", "\n").split("\n\n"):
+        data = [l[5:].lstrip(" ") if l.startswith("data:") else "" for l in block.split("\n") if l.startswith("data")]
+        if data and "\n".join(data):
+            events.append("\n".join(data))
+    return events
 
 for p in os.environ.get("PROBES", "").split(","):
     if p:
