@@ -1,25 +1,54 @@
 #!/bin/bash
-# The whole test suite, as CI runs it (as root, on Debian 12): installs what is missing,
-# builds with -Werror, runs every tier (unit, generator, nspawn real-systemd, and the qemu VM
-# tier with real cgroup v2 limits: tests/vm/README.md), then the unit and generator tiers
-# again under valgrind and under ASan+UBSan (and the broker's nspawn suite with the ASan
-# build), then a bounded run of each libFuzzer target (docs/security.md).
+# The whole test suite, as CI runs it (as root, on Debian 12; docs/testing.md):
+#  1. installs what is missing, and prepares what the tests fetch (the VM tier's kernel, the
+#     pinned MCP SDK packages): explicit steps, so that `meson test` never reaches the network;
+#  2. builds with -Werror and runs every tier: unit, generator, ctl, docs, the nspawn
+#     real-systemd tier and, beside it in parallel, the qemu VM tier (real cgroup v2 limits);
+#  3. the unit and generator tiers again under valgrind and under ASan+UBSan (and the broker's
+#     nspawn suite with the ASan build), then a bounded run of each libFuzzer target;
+#  4. `meson test` as a package build runs it: a normal user, no network (package-build.sh);
+#  5. the proof checks: every SKIP listed with its reason and allowed by tests/skips.list,
+#     every claim of docs/security.md carried by a test that passed in this run, and the
+#     mutation tier (every security-relevant piece disabled in turn is caught by a test).
+# Prints how long each step took; the whole run must stay well under CI's 90 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t_all=$SECONDS
+step() { echo "### run-all: $* ($(( SECONDS - t_all )) s)"; }
+
+step "dependencies"
 bash .ci/install-deps
+step "prepare: the VM tier's kernel and initramfs, the pinned MCP SDK"
+bash tests/vm/vm-image.sh prepare
+bash tests/mcp-sdk/nspawn-mcp-sdk.sh prepare
 
 build=${BUILD_DIR:-build-ci}
-rm -rf "$build" "$build-asan" "$build-fuzz"
-meson setup "$build" --prefix=/usr -Dwerror=true
+rm -rf "$build" "$build-asan" "$build-fuzz" "$build-package"
+step "build"
+meson setup "$build" --prefix=/usr -Dwerror=true -Dintegration-tests=enabled
 meson compile -C "$build"
-meson test -C "$build" --print-errorlogs
+
+# The VM tier (qemu under TCG, minutes per suite) runs beside the rest: its own log base, so
+# the two meson test runs do not write the same testlog.
+step "tests (the VM tier in parallel)"
+meson test -C "$build" --print-errorlogs --suite vm --logbase testlog-vm > "$build/vm-tier.log" 2>&1 &
+vm_pid=$!
+rc=0
+meson test -C "$build" --print-errorlogs --no-suite vm || rc=$?
+wait "$vm_pid" || rc=$?
+step "the VM tier's output"
+cat "$build/vm-tier.log"
+[ "$rc" = 0 ] || { echo "run-all: the tests failed"; exit 1; }
 
 # Leaks and memory errors under valgrind: the C test programs (unit tests, the fuzz corpora
 # replayed) and the generator as the generator tests run it (tests/meson.build).
+step "valgrind"
 meson test -C "$build" --print-errorlogs --setup=valgrind --suite unit --suite fuzz-replay
 meson test -C "$build" --print-errorlogs --setup=valgrindgenerator --suite generator
 
-meson setup "$build-asan" --prefix=/usr -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+step "ASan+UBSan"
+meson setup "$build-asan" --prefix=/usr -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dintegration-tests=enabled
 meson compile -C "$build-asan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C "$build-asan" --print-errorlogs --suite unit --suite generator --suite fuzz-replay
@@ -31,5 +60,19 @@ CLOISTER_NSPAWN_SANITIZER_ENV="ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:quar
 
 # Tier 5: every libFuzzer target (the table in tests/fuzz/meson.build) over its seed corpus
 # plus a bounded number of new inputs; longer runs: bench/fuzz.sh.
+step "fuzz"
 CC=clang meson setup "$build-fuzz" -Dfuzz=true -Db_lundef=false -Dintegration-tests=disabled -Dman=disabled >/dev/null
 meson test -C "$build-fuzz" --print-errorlogs --suite fuzz
+
+step "package build (meson test as nobody, no network)"
+bash tests/package-build.sh . "$build-package"
+
+step "proof: SKIPs, docs/security.md, mutants"
+python3 tests/check-skips.py tests/skips.list "$build" "$build-asan" "$build-fuzz" "$build-package=tests/skips-package.list"
+python3 docs/check-security.py . --testlog "$build"/meson-logs/testlog*.json > "$build/security-md.tap" ||
+        { grep -v '^ok' "$build/security-md.tap"; echo "run-all: docs/security.md names a test that did not pass in this run"; exit 1; }
+echo "docs/security.md: $(grep -c '^ok' "$build/security-md.tap") claims, each carried by a test that passed in this run"
+python3 tests/mutation/run-mutants.py .
+
+step "done"
+echo "run-all: every tier ran and passed in $(( (SECONDS - t_all) / 60 )) min $(( (SECONDS - t_all) % 60 )) s"

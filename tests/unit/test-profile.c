@@ -96,6 +96,19 @@ static void test_static(void) {
         HAS(&s, "Service", "IPAddressDeny", "any");
         HAS(&s, "Service", "Restart", "no");
         HAS(&s, "Service", "SystemCallFilter", "@system-service");
+        /* The rest of the locked rows (tests/mutation: each row removed must fail a test). */
+        HAS(&s, "Service", "KillMode", "mixed");
+        HAS(&s, "Service", "SecureBits", "noroot-locked");
+        HAS(&s, "Service", "DevicePolicy", "closed");
+        HAS(&s, "Service", "PrivateIPC", "yes");
+        HAS(&s, "Service", "PrivateMounts", "yes");
+        HAS(&s, "Service", "ProcSubset", "pid");
+        HAS(&s, "Service", "KeyringMode", "private");
+        HAS(&s, "Service", "RemoveIPC", "yes");
+        HAS(&s, "Service", "LimitCORE", "0");
+        HAS(&s, "Service", "SystemCallErrorNumber", "EPERM");
+        HAS(&s, "Service", "InaccessiblePaths", "-/dev/mqueue -/dev/hugepages -/sys/class/net -/sys/devices/virtual/net");
+        ok(has(&s, "Service", "ExecStart", CLOISTER_SHIM_PATH " --unconfigured=%i"), "ExecStart= the shim, unconfigured until a drop-in names the role");
 
         for (size_t i = 0; i < s.n; i++)
                 if (streq(s.items[i].key, "SystemCallFilter") && s.items[i].value[0] == '~')
