@@ -63,21 +63,20 @@ def parse_list(root, path):
 def rows_of(root, file, array, tests, skip, where):
     with open(os.path.join(root, file), encoding="utf-8") as f:
         text = f.read()
-    m = re.search(r"\b" + re.escape(array) + r"\[\]\s*=\s*\{\n(.*?)\n\};", text, re.S)
+    m = re.search(r"\b" + re.escape(array) + r"(?:\[[^\]]*\])+\s*=\s*\{\n(.*?)\n\};", text, re.S)
     if not m:
         sys.exit(f"{where}: no table {array}[] in {file}")
-    out, seen = [], {}
+    out, seen, lines = [], {}, {}
+    before = text[:m.start(1)]
     for line in m.group(1).split("\n"):
+        # the same row text may stand in several blocks (modes): cut the k-th occurrence
+        lines[line] = lines.get(line, before.count(line + "\n")) + 1
         r = ROW.match(line)
         if not r or r["key"] in skip:
             continue
         n = seen[r["key"]] = seen.get(r["key"], 0) + 1
-        out.append(dict(name=f"profile-row {r['key']}" + (f" #{n}" if n > 1 else ""), file=file,
-                        frm=line + "\n", to="", tests=tests, where=where))
-    # a row whose key repeats must be cut by the whole line: the line is unique, the key not
-    for mu in out:
-        if text.count(mu["frm"]) != 1:
-            sys.exit(f"{where}: row line not unique in {file}: {mu['frm']!r}")
+        out.append(dict(name=f"{array} {r['key']}" + (f" #{n}" if n > 1 else ""), file=file,
+                        frm=line + "\n", to="", nth=lines[line], tests=tests, where=where))
     return out
 
 
@@ -175,11 +174,15 @@ def main():
             with open(path, encoding="utf-8") as f:
                 orig = f.read()
             n = orig.count(m["frm"])
-            if n != 1:
+            nth = m.get("nth")
+            if (n != 1 and not nth) or (nth and n < nth):
                 verdict, detail = "error", f"the edit does not apply ({n} matches of FROM in {m['file']}; {m['where']})"
             else:
+                at = -1
+                for _ in range(nth or 1):
+                    at = orig.index(m["frm"], at + 1)
                 with open(path, "w", encoding="utf-8") as f:
-                    f.write(orig.replace(m["frm"], m["to"]))
+                    f.write(orig[:at] + m["to"] + orig[at + len(m["frm"]):])
                 try:
                     b = targets.ninja(m["tests"])
                     if b.returncode:
