@@ -77,7 +77,7 @@ systemctl start agent@gpumissing.service 2>/dev/null
 rc=$?
 check "GPUs=0,3 without /dev/nvidia3: systemctl start fails (exit $rc)" [ "$rc" != 0 ]
 check "GPUs=0,3 without /dev/nvidia3: the agent never ran" [ ! -e /srv/out/gpumissing/done ]
-msg=$(journalctl -b -u agent@gpumissing.service -o cat | grep nvidia3 | head -1)
+msg=$(journalctl -b -u agent@gpumissing.service -o cat | grep -F "GPUs= needs the device node /dev/nvidia3, which does not exist" | head -1)
 check "GPUs=0,3 without /dev/nvidia3: the journal names it ($msg)" [ -n "$msg" ]
 [ -n "$msg" ] || diag "$(journalctl -b -u agent@gpumissing.service -o cat; systemctl status agent@gpumissing.service; journalctl -b -o cat | grep -i -B2 -A2 assert | tail -20)"
 
@@ -100,7 +100,7 @@ systemctl stop sidecar-runtime@gpu.service
 systemctl start sidecar-runtime@nomodel.service 2>/dev/null
 rc=$?
 check "missing ReadOnlyMount= source: the runtime does not start (exit $rc)" [ "$rc" != 0 ]
-msg=$(journalctl -b -u sidecar-runtime@nomodel.service -o cat | grep /srv/no-such-models | head -1)
+msg=$(journalctl -b -u sidecar-runtime@nomodel.service -o cat | grep -F "ReadOnlyMount= source /srv/no-such-models is missing, so nothing is mounted at /models" | head -1)
 check "missing ReadOnlyMount= source: the journal names it ($msg)" [ -n "$msg" ]
 [ -n "$msg" ] || diag "$(journalctl -b -u sidecar-runtime@nomodel.service -o cat | tail -20)"
 systemctl stop sidecar-runtime@nomodel.service 2>/dev/null

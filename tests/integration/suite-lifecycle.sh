@@ -50,7 +50,7 @@ check "timeout: the durable role is not restarted (NRestarts=$(prop timeout-dura
 check "timeout: transient agent stopped too (status $(prop timeout-transient ExecMainStatus))" \
         wait_state timeout-transient failed 20
 check "timeout: the journal says Timeout= was reached" bash -c \
-        'journalctl -b -u agent@timeout-durable.service | grep -q "Timeout"'
+        'journalctl -b -o cat -u agent@timeout-durable.service | grep -qE "^cloister-shim: Timeout(=[^ ]+)? reached"'
 
 # --- a crash restarts a durable role, not a transient one ---------------------------------
 systemctl start agent@crash-durable.service agent@crash-transient.service
