@@ -9,6 +9,8 @@ each of:
 
   check-outside   `check "…" A && B` (or ||, |, ;): only A is the check's command, B runs
                   after it and its status is lost. Use: check "…" all "A" "B".
+  check-redirect  `check "…" CMD > FILE`: the redirection takes the check's own TAP line
+                  with it, a "not ok" included.
   negated-string  `bash -c '! …'`, `eval '! …'`: a command that cannot run (127) or a file
                   that is missing (grep's 2) turns into success. Use lacks / status_is.
   negated-grep    `! grep … FILE`: a missing FILE passes. Use: lacks FILE PATTERN, or feed
@@ -93,6 +95,7 @@ def strip_quoted(s):
 
 CHECK = re.compile(r"^\s*check\s")
 OPERATORS = re.compile(r"&&|\|\||(?<![<>])\|(?!\|)|;")
+STDOUT_REDIRECT = re.compile(r"(?<![0-9&<>])>|&>")
 NEGATED_STRING = re.compile(r"""(?:-c|eval)\s+(?:'|")\s*!""")
 NEGATED_GREP = re.compile(r"(?:^|[\s;(&|])!\s+grep\b")
 NONE_VALUE = re.compile(r"print\([^)]*\.get\(")
@@ -110,6 +113,8 @@ def lint(path, text):
 
         if CHECK.match(line) and OPERATORS.search(top):
             bad("check-outside")
+        if CHECK.match(line) and STDOUT_REDIRECT.search(top):
+            bad("check-redirect")
         if NEGATED_STRING.search(line):
             bad("negated-string")
         for m in NEGATED_GREP.finditer(line):
@@ -123,13 +128,43 @@ def lint(path, text):
     return problems
 
 
+# The lint's own proof: each rule finds its example, and the helpers' forms pass.
+SELF_TEST = [
+    ("check-outside", 'check "x" [ "$a" = 1 ] && [ "$b" = 2 ]'),
+    ("check-outside", 'check "x" grep -q a f | head -1'),
+    ("check-redirect", 'check "x" [ a = b ] > /dev/null'),
+    ("negated-string", "check \"x\" bash -c '! grep -q a /f'"),
+    ("negated-string", "check \"x\" eval '! has \"$out\" a'"),
+    ("negated-grep", 'if ! grep -q a "$f"; then ok x; fi'),
+    ("none-as-value", """jq() { python3 -c "import json; d=json.load(open('r')); print(d.get('$1'))"; }"""),
+    (None, 'check "x" all \'[ "$a" = 1 ]\' \'lacks /f a\''),
+    (None, 'check "x" grep -q a /f 2>/dev/null'),
+    (None, 'check "x" status_is 1 grep -q a <<<"$v"'),
+    (None, 'v=$(grep -c a f || true)'),
+]
+
+
+def self_test():
+    bad = []
+    for rule, line in SELF_TEST:
+        found = {p.split(": ")[1] for p in lint("self-test", line + "\n")}
+        if (rule and rule not in found) or (not rule and found):
+            bad.append(f"{rule or 'no finding'} expected, got {sorted(found) or 'none'}: {line}")
+    return bad
+
+
 def main(root):
     files = sorted(set(glob.glob(os.path.join(root, "tests", "**", "*.sh"), recursive=True) +
                        glob.glob(os.path.join(root, "docs", "**", "*.sh"), recursive=True) +
                        glob.glob(os.path.join(root, "bench", "*.sh"))))
     print("TAP version 13")
     failed = 0
-    for i, f in enumerate(files, 1):
+    problems = self_test()
+    print(f"{'not ok' if problems else 'ok'} 1 - the lint finds each rule's example, and passes the helpers' forms")
+    for p in problems:
+        print(f"# {p}")
+    failed += bool(problems)
+    for i, f in enumerate(files, 2):
         with open(f, encoding="utf-8") as fh:
             problems = lint(os.path.relpath(f, root), fh.read())
         if problems:
@@ -139,7 +174,7 @@ def main(root):
                 print(f"# {p}")
         else:
             print(f"ok {i} - {os.path.relpath(f, root)}")
-    print(f"1..{len(files)}")
+    print(f"1..{len(files) + 1}")
     return 1 if failed else 0
 
 

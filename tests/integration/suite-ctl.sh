@@ -76,7 +76,7 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1)
 # the last column (STATE) of NAME's row; no awk: /etc/alternatives is not in the container
 state_of() { sed -n "s/^$1 .* \([a-z-]*\)\$/\1/p" <<<"$out"; }
 
-check "cloisterctl is installed" command -v cloisterctl
+check "cloisterctl is installed" test -x "$(command -v cloisterctl)"
 
 # --- list: states from systemd over D-Bus ---------------------------------------------------
 systemctl start agent@runner.service
