@@ -44,6 +44,7 @@ typedef struct Request {
         struct curl_slist *resp_headers;  /* "Name: value", allowed ones only */
         bool headers_done, upstream_done, paused, suspended, is_sse, started, client_gone;
         bool mcp_tools_list;              /* the answer is filtered whole, so held until done */
+        bool bad_upstream_header;         /* a header line that is not RFC 9110: no answer passes */
         sd_event_source *hangup_watch;  /* MHD does not poll suspended connections */
         CURLcode result;
         SseFilter *sse;
@@ -152,14 +153,31 @@ static const Upstream *named_upstream(Request *q, const char *kind) {
         return u;
 }
 
+static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_n,
+                                    const char *value, size_t value_n) {
+        bool *bad = cls;
+
+        if (strlen(key) != key_n || !header_name_valid(key) || !header_value_valid(value, value_n)) {
+                *bad = true;
+                return MHD_NO;
+        }
+        return MHD_YES;
+}
+
 /* Checks made before any byte of the body is read. Returns MHD_YES to go on reading, or
  * the result of queuing the refusal. *done is set when an answer was queued. */
 static enum MHD_Result admit(Request *q, bool *done) {
         const char *cl = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, "Content-Length");
         unsigned retry = 0;
+        bool bad_header = false;
         int r;
 
         *done = true;
+        /* libmicrohttpd keeps a lone CR (and other controls) inside a value: passed on, it
+         * would be a header (or a request) of the caller's making on the upstream's wire */
+        (void) MHD_get_connection_values_n(q->conn, MHD_HEADER_KIND, check_header, &bad_header);
+        if (bad_header)
+                return respond_error(q, 400, "bad_header_value", "a header holds a control character", 0);
         /* TRACE would echo the injected credentials back; CONNECT and the like have no place */
         if (!streq(q->method, "GET") && !streq(q->method, "POST") && !streq(q->method, "PUT") &&
             !streq(q->method, "PATCH") && !streq(q->method, "DELETE") && !streq(q->method, "HEAD"))
@@ -290,8 +308,18 @@ static size_t on_header(char *buf, size_t size, size_t n, void *userdata) {
         size_t len = size * n, l = len;
         char *line;
 
-        while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
+        /* one line ending (CRLF, or LF), no more: a CR left over is a bare CR */
+        if (l > 0 && buf[l - 1] == '\n')
                 l--;
+        if (l > 0 && buf[l - 1] == '\r')
+                l--;
+        if (q->bad_upstream_header)
+                return 0;
+        if (l > 0 && (!header_value_valid(buf, l) || buf[0] == ' ' || buf[0] == '\t')) {
+                /* a control inside a line, or an obsolete folded line (RFC 9112 §5.2) */
+                q->bad_upstream_header = true;
+                return 0;
+        }
         if (l == 0) {
                 if (q->status >= 200) {
                         q->headers_done = true;
@@ -468,6 +496,11 @@ static enum MHD_Result mcp_check(Request *q, bool *done) {
         if (!allowed)
                 return respond_error(q, 500, "internal_error", "out of memory", 0);
         r = mcp_request_check(q->body, q->body_n, allowed, &v, &error);
+        if (r == -ENOTUNIQ) {
+                q->error = "ambiguous_json";
+                return respond_json(q, 400, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+                                    "\"message\":\"cloister: a request's keys collide, or vary a key's case\"}}\n", 0);
+        }
         if (r < 0)
                 return respond_error(q, 400, "invalid_json", "the request body is not JSON-RPC", 0);
         if (v == MCP_REQUEST_REFUSED) {
@@ -492,6 +525,10 @@ static enum MHD_Result start_upstream(Request *q) {
 
         if (r == -EBADMSG)
                 return respond_error(q, 400, "invalid_json", "the request body is not a JSON object", 0);
+        if (r == -ENOTUNIQ)
+                return respond_error(q, 400, "ambiguous_json", "the request body has keys that collide, or vary the case of model, stream or stream_options", 0);
+        if (r == -EDOM)
+                return respond_error(q, 400, "invalid_type", "stream must be a boolean and model a string", 0);
         if (r < 0)
                 return respond_error(q, 500, "internal_error", "the broker could not prepare the request", 0);
         MHD_get_connection_values(q->conn, MHD_HEADER_KIND, copy_header, q);
@@ -568,6 +605,8 @@ static enum MHD_Result respond_tools_list(Request *q) {
 static enum MHD_Result respond_upstream(Request *q) {
         struct MHD_Response *resp;
 
+        if (q->bad_upstream_header)
+                return respond_error(q, 502, "upstream_bad_header", "the upstream's answer has a header that is not RFC 9110", 0);
         if (!q->headers_done) {
                 /* no answer from upstream at all */
                 if (q->result == CURLE_OPERATION_TIMEDOUT)

@@ -320,7 +320,7 @@ class Handler(BaseHTTPRequestHandler):
         parsed = None
         if body:
             try:
-                parsed = json.loads(body)
+                parsed = self.parse_json(body)
             except ValueError:
                 parsed = None
             if len(body) <= RECORD_BODY_MAX:
@@ -372,6 +372,9 @@ class Handler(BaseHTTPRequestHandler):
         type_ = "server_error" if status >= 500 else "invalid_request_error"
         code = "invalid_api_key" if status == 401 else None
         return openai_error(message, type_, code)
+
+    def parse_json(self, body):
+        return json.loads(body)
 
     def note_body(self, parsed):
         if isinstance(parsed, dict):

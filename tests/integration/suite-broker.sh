@@ -28,7 +28,9 @@ HANG_PORT=$FAKE_PORT
 start_fake /srv/slow.jsonl --mode slow --delay 1
 SLOW_PORT=$FAKE_PORT
 echo -n "tok-issues" > /etc/credstore/issues-token
-FAKE=$PAYLOAD/extra/fake-mcp.py start_fake /srv/mcp.jsonl --sse
+FAKE=$PAYLOAD/extra/raw-upstream.py start_fake /srv/raw.jsonl
+RAW_PORT=$FAKE_PORT
+FAKE=$PAYLOAD/extra/fake-mcp.py start_fake /srv/mcp.jsonl --sse --go-keys
 MCP_PORT=$FAKE_PORT
 
 echo -n "sk-test-secret" > /etc/credstore/llm-key
@@ -61,6 +63,10 @@ URL=http://127.0.0.1:$HANG_PORT
 Kind=http
 URL=http://127.0.0.1:$SLOW_PORT
 
+[Upstream raw]
+Kind=http
+URL=http://127.0.0.1:$RAW_PORT
+
 [Upstream down]
 Kind=http
 URL=http://127.0.0.1:9
@@ -84,8 +90,9 @@ role sealed none "$A/broker-curl.sh"
 role errors daemon-only "$P" "[Role]" "Environment=PROBES=errors,cancel" "[Broker]" "Allow=issues stall hang down"
 role denied daemon-only "$P" "[Role]" "Environment=PROBES=allowed"
 role granted daemon-only "$P" "[Role]" "Environment=PROBES=allowed" "[Broker]" "Allow=issues"
-role mcpuser daemon-only "$P" "[Role]" "Environment=PROBES=mcp" "[Broker]" "Allow=tools" "AllowTool=tools:search"
+role mcpuser daemon-only "$P" "[Role]" "Environment=PROBES=mcp,ambiguous" "[Broker]" "Allow=tools" "AllowTool=tools:search"
 role mcpnone daemon-only "$P" "[Role]" "Environment=PROBES=mcp" "[Broker]" "Allow=tools"
+role headers daemon-only "$P" "[Role]" "Environment=PROBES=headers" "[Broker]" "Allow=raw"
 role curler daemon-only "$A/broker-curl.sh"
 role tokens daemon-only "$P" "[Role]" "Environment=PROBES=tokens" "[Broker]" "TokensPerMinute=5"
 role single daemon-only "$P" "[Role]" "Environment=PROBES=concurrent" "[Broker]" "Allow=slow" "MaxConcurrent=1"
@@ -157,6 +164,18 @@ expect denied upstream_issues 403 "an upstream not in Allow= is refused"
 expect granted upstream_issues 200 "the same upstream with Allow="
 expect limited codes 200,200,200,429 "RequestsPerMinute=3"
 check "limited: 429 carries Retry-After ($(get limited retry_after))" [ -n "$(get limited retry_after)" ]
+# --- header values: what is on the upstream's wire (raw-upstream.py records the bytes) ------
+systemctl start --wait agent@headers.service
+expect headers bad_header_codes 400,400,400,400,400 "a header value with CR, VT, DEL or ESC is refused with 400"
+check "raw upstream: no injected header and no smuggled request reached the wire" bash -c \
+        '! grep -q -e X-Inj -e forbidden-smuggled -e "Transfer-Encoding" /srv/raw.jsonl'
+check "raw upstream: HTAB and obs-text values pass (the control requests arrived)" bash -c \
+        'grep -q "tab\\\\tok-marker-1" /srv/raw.jsonl && grep -q "ok-marker-2" /srv/raw.jsonl'
+check "raw upstream: a value cut at a NUL arrives cut, the rest of its line never" bash -c \
+        'grep -q "X-Request-Id: nul-marker\\\\r\\\\n" /srv/raw.jsonl'
+expect headers good_header_codes 200,200 "header values with HTAB and obs-text pass"
+expect headers bad_answer_codes 502,502 "an upstream answer with a bare CR or a folded header line is a 502"
+
 # --- curl over the loopback URL; TokensPerMinute=, MaxConcurrent=; the raw stream ------------
 systemctl start --wait agent@curler.service agent@tokens.service agent@single.service agent@raw.service
 check "curl over CLOISTER_BROKER_URL in a daemon-only agent (/v1/models: $(cat /srv/out/curler/llm.code))" \
@@ -176,7 +195,13 @@ expect mcpuser mcp_tools search "tools/list shows only the tools in AllowTool="
 expect mcpuser mcp_call_allowed 'called search with {"query":"x"}' "an allowed tools/call reaches the server"
 expect mcpuser mcp_call_refused -32601 "a tools/call of a tool not allowed gets a JSON-RPC error"
 expect mcpuser mcp_call_refused_id 4 "the error answers the request's id"
-check "MCP: the refused call never reached the server" bash -c '! grep -q delete_everything /srv/mcp.jsonl'
+expect mcpuser mcp_ambiguous_codes 400,400,400,400,400,400,400,400 \
+        "JSON-RPC with keys that collide ignoring case, repeat, or vary a policy key's case is refused (server reads keys as Go does)"
+expect mcpuser mcp_ambiguous_rpc_codes -32600,-32600,-32600,-32600,-32600,-32600,-32600,-32600 "the refusal is a JSON-RPC error"
+expect mcpuser v1_ambiguous_codes 400,400,400,400,400,400,400 \
+        "/v1 bodies with a non-boolean stream, a non-string model, or repeated or case-variant model/stream keys are refused"
+expect mcpuser v1_plain 200 "a plain /v1 body still passes"
+check "MCP: the refused calls never reached the server" bash -c '! grep -q delete_everything /srv/mcp.jsonl'
 expect mcpnone mcp_tools "" "no AllowTool=: tools/list is empty (fail closed)"
 
 status=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket /run/cloister/broker.sock http://broker/v1/models)
