@@ -11,11 +11,12 @@
 #include "openai-body.h"
 #include "peer.h"
 #include "sse-filter.h"
+#include "usage-scan.h"
 
 /* Upstream bytes held for a slow caller before curl is paused. */
 #define OUT_HIGH_WATER (256 * 1024)
-/* A non-streamed JSON answer is also kept up to this size, to count its usage. */
-#define USAGE_COPY_MAX (4 * 1024 * 1024)
+/* A tools/list answer is filtered whole, so held whole: up to this size. */
+#define TOOLS_LIST_MAX (4 * 1024 * 1024)
 
 typedef struct Request {
         Broker *broker;
@@ -48,8 +49,7 @@ typedef struct Request {
         sd_event_source *hangup_watch;  /* MHD does not poll suspended connections */
         CURLcode result;
         SseFilter *sse;
-        char *copy;                       /* JSON answer, for its usage */
-        size_t copy_n;
+        UsageScan *usage_scan;            /* a JSON answer's usage, read as it passes */
 
         /* answer bytes not yet taken by MHD */
         char *out;
@@ -89,7 +89,7 @@ static void request_free(Request *q) {
         free(q->path);
         free(q->body);
         free(q->send_body);
-        free(q->copy);
+        usage_scan_free(q->usage_scan);
         free(q->out);
         free(q);
 }
@@ -356,7 +356,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
         Request *q = userdata;
         size_t len = size * n;
 
-        if (q->mcp_tools_list && q->out_n + len > USAGE_COPY_MAX)
+        if (q->mcp_tools_list && q->out_n + len > TOOLS_LIST_MAX)
                 return 0;                      /* a tools/list answer this large: give up */
         if (!q->mcp_tools_list && q->out_n - q->out_off > OUT_HIGH_WATER) {
                 q->paused = true;
@@ -372,14 +372,12 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
         } else {
                 if (!out_append(q, data, len))
                         return 0;
-                /* only LLM answers carry usage worth counting */
-                if (q->route.kind == BROKER_ROUTE_LLM && q->copy_n + len <= USAGE_COPY_MAX) {
-                        char *c = realloc(q->copy, q->copy_n + len);
-                        if (c) {
-                                memcpy(c + q->copy_n, data, len);
-                                q->copy = c;
-                                q->copy_n += len;
-                        }
+                /* only LLM answers carry usage worth counting; of any size (TokensPerMinute=) */
+                if (q->route.kind == BROKER_ROUTE_LLM) {
+                        if (!q->usage_scan && !(q->usage_scan = usage_scan_new()))
+                                return 0;
+                        if (usage_scan_feed(q->usage_scan, data, len) < 0)
+                                return 0;
                 }
         }
         resume(q);
@@ -399,8 +397,9 @@ void request_curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
                 if (sse_filter_finish(q->sse, &fwd, &fwd_n) >= 0 && !out_append(q, fwd, fwd_n))
                         result = CURLE_OUT_OF_MEMORY;
                 q->usage = *sse_filter_usage(q->sse);
-        } else if (q->copy && result == CURLE_OK)
-                (void) openai_response_usage(q->copy, q->copy_n, &q->usage);
+        } else if (q->usage_scan)
+                /* an answer cut short still counts what it reported */
+                (void) usage_scan_result(q->usage_scan, &q->usage);
         q->result = result;
         curl_easy_cleanup(q->easy);
         q->easy = NULL;

@@ -472,9 +472,11 @@ class Handler(BaseHTTPRequestHandler):
         n = 0
         for x in items:
             n += words(x) if isinstance(x, str) else len(x) if isinstance(x, list) else 0
+        dims = req.get("dimensions")
+        vector = [0.123456789] * min(dims, 4000000) if isinstance(dims, int) and dims > 0 else [0.1, 0.2, 0.3]
         self.send_json(200, {
             "object": "list",
-            "data": [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]}
+            "data": [{"object": "embedding", "index": i, "embedding": vector}
                      for i in range(len(items))],
             "model": req.get("model"),
             "usage": {"prompt_tokens": n, "total_tokens": n}})

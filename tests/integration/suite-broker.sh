@@ -95,6 +95,7 @@ role mcpnone daemon-only "$P" "[Role]" "Environment=PROBES=mcp" "[Broker]" "Allo
 role headers daemon-only "$P" "[Role]" "Environment=PROBES=headers" "[Broker]" "Allow=raw"
 role curler daemon-only "$A/broker-curl.sh"
 role tokens daemon-only "$P" "[Role]" "Environment=PROBES=tokens" "[Broker]" "TokensPerMinute=5"
+role bigtokens daemon-only "$P" "[Role]" "Environment=PROBES=tokens_large" "[Broker]" "TokensPerMinute=5"
 role single daemon-only "$P" "[Role]" "Environment=PROBES=concurrent" "[Broker]" "Allow=slow" "MaxConcurrent=1"
 role raw daemon-only "$P" "[Role]" "Environment=PROBES=sse_raw"
 role limited daemon-only "$P" "[Role]" "Environment=PROBES=ratelimit" "[Broker]" "RequestsPerMinute=3"
@@ -177,10 +178,12 @@ expect headers good_header_codes 200,200 "header values with HTAB and obs-text p
 expect headers bad_answer_codes 502,502 "an upstream answer with a bare CR or a folded header line is a 502"
 
 # --- curl over the loopback URL; TokensPerMinute=, MaxConcurrent=; the raw stream ------------
-systemctl start --wait agent@curler.service agent@tokens.service agent@single.service agent@raw.service
+systemctl start --wait agent@curler.service agent@tokens.service agent@single.service agent@raw.service agent@bigtokens.service
 check "curl over CLOISTER_BROKER_URL in a daemon-only agent (/v1/models: $(cat /srv/out/curler/llm.code))" \
         [ "$(cat /srv/out/curler/llm.code)" = 200 ]
 expect tokens codes 200,429 "TokensPerMinute=5: the usage of the first answer blocks the second"
+expect bigtokens codes 200,429 "TokensPerMinute=5: the usage of a 16 MB embeddings answer blocks the next request"
+check "bigtokens: the first answer was over 4 MiB ($(get bigtokens sizes))" [ "$(get bigtokens sizes | cut -d, -f1)" -gt 4194304 ]
 expect single second_while_first_runs 429 "MaxConcurrent=1: a second request while the first runs"
 expect single first 200 "MaxConcurrent=1: the first completes"
 expect raw sse_comment_passed True "SSE comment lines pass through"

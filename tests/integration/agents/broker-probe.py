@@ -95,6 +95,18 @@ def probe_tokens():
         codes.append(str(s))
     report("codes", ",".join(codes))
 
+def probe_tokens_large():
+    """Answers far over 4 MiB: their usage counts against TokensPerMinute= too."""
+    body = json.dumps({"model": "text-embedding-test", "input": "one two three four five six",
+                       "dimensions": 1300000}).encode()
+    codes, sizes = [], []
+    for _ in range(2):
+        s, h, data = request("POST", "/v1/embeddings", body=body, timeout=60)
+        codes.append(str(s))
+        sizes.append(str(len(data)))
+    report("codes", ",".join(codes))
+    report("sizes", ",".join(sizes))
+
 def probe_concurrent():
     results = []
     def one():
