@@ -81,3 +81,8 @@ bool header_value_valid(const char *value, size_t n) {
         }
         return true;
 }
+
+bool header_response_line_valid(const char *line, size_t n) {
+        /* an obsolete folded line (RFC 9112 §5.2) continues the header before it */
+        return header_value_valid(line, n) && (n == 0 || (line[0] != ' ' && line[0] != '\t'));
+}

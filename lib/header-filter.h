@@ -22,3 +22,8 @@ bool header_name_valid(const char *name);
  * and HTAB only. A value holding CR, LF, NUL or another control is refused whole in both
  * directions (400 to a caller, 502 for an upstream's answer), never cleaned up and passed. */
 bool header_value_valid(const char *value, size_t n);
+
+/* One line of an upstream's answer head (status line, header line or trailer), its line
+ * ending (CRLF or LF) removed: valid if no control is left in it and it is not an obsolete
+ * folded continuation line. Anything else makes the answer a 502. */
+bool header_response_line_valid(const char *line, size_t n);

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # An upstream that records what is on the wire: every byte each connection carried, before
-# any HTTP parser saw it, one JSON line per connection ({"raw": "<bytes as latin-1>"}).
+# any HTTP parser saw it: one JSON line ({"connection": n, "raw": "<bytes as latin-1>"}) with
+# all the connection carried so far, written before each answer and again at its end.
 # It answers each request it can frame (headers, then Content-Length) with 200 and a small
 # JSON body; a path ending in /bad-header answers with a header holding a bare CR, a path
 # ending in /folded-header with an obsolete folded header line. Loopback only; exits after
@@ -24,7 +25,12 @@ def answer(conn, path):
                  b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
 
-def serve(conn, record, lock):
+def write(record, lock, n, raw):
+    with lock, open(record, "a") as f:
+        f.write(json.dumps({"time": time.time(), "connection": n, "raw": raw.decode("latin-1")}) + "\n")
+
+
+def serve(conn, n, record, lock):
     raw = b""
     pending = b""
     conn.settimeout(2)
@@ -48,13 +54,13 @@ def serve(conn, record, lock):
                 if len(rest) < length:
                     break
                 pending = rest[length:]
+                write(record, lock, n, raw)
                 answer(conn, head.split(b"\r\n")[0].split(b" ")[1].decode("latin-1"))
     except OSError:
         pass
     finally:
         conn.close()
-        with lock, open(record, "a") as f:
-            f.write(json.dumps({"time": time.time(), "raw": raw.decode("latin-1")}) + "\n")
+        write(record, lock, n, raw)
 
 
 def main():
@@ -71,12 +77,14 @@ def main():
     lock = threading.Lock()
     end = time.monotonic() + a.lifetime
     s.settimeout(1)
+    n = 0
     while time.monotonic() < end:
         try:
             c, _ = s.accept()
         except socket.timeout:
             continue
-        threading.Thread(target=serve, args=(c, a.record, lock), daemon=True).start()
+        n += 1
+        threading.Thread(target=serve, args=(c, n, a.record, lock), daemon=True).start()
 
 
 main()
