@@ -21,7 +21,7 @@
 typedef struct Request {
         Broker *broker;
         struct MHD_Connection *conn;
-        const Peer *peer;       /* the connection's, settled at accept (server.c) */
+        Peer *peer;             /* the connection's, settled at accept (server.c) */
         const Role *role;
         RateLimit *limit;
         BrokerRoute route;
@@ -57,6 +57,8 @@ typedef struct Request {
 
         TokenUsage usage;
         uint64_t bytes_in, bytes_out;
+        uint64_t held;                    /* body and answer bytes counted against the caller */
+        bool caller_over;                 /* the body came while the caller held too much */
         unsigned status_sent;
         const char *error;
 } Request;
@@ -65,6 +67,19 @@ static uint64_t now_usec(void) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Counts what this request holds (its body, answer bytes not yet taken) for its caller. */
+static void account(Request *q) {
+        uint64_t held = q->body_n + (q->out_n - q->out_off);
+
+        if (q->peer && q->peer->caller)
+                q->peer->caller->bytes = q->peer->caller->bytes - q->held + held;
+        q->held = held;
+}
+
+static bool caller_over(const Request *q) {
+        return q->peer && caller_over_bytes(q->peer->caller);
 }
 
 static void cancel_upstream(Request *q) {
@@ -78,6 +93,8 @@ static void cancel_upstream(Request *q) {
 }
 
 static void request_free(Request *q) {
+        if (q->peer && q->peer->caller)
+                q->peer->caller->bytes -= q->held;
         sd_event_source_disable_unref(q->hangup_watch);
         cancel_upstream(q); /* still running: the caller went away */
         curl_slist_free_all(q->headers);
@@ -264,6 +281,7 @@ static bool out_append(Request *q, const char *data, size_t n) {
         q->out = o;
         memcpy(q->out + q->out_n, data, n);
         q->out_n += n;
+        account(q);
         return true;
 }
 
@@ -315,8 +333,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *userdata) {
                 l--;
         if (q->bad_upstream_header)
                 return 0;
-        if (l > 0 && (!header_value_valid(buf, l) || buf[0] == ' ' || buf[0] == '\t')) {
-                /* a control inside a line, or an obsolete folded line (RFC 9112 §5.2) */
+        if (!header_response_line_valid(buf, l)) {
                 q->bad_upstream_header = true;
                 return 0;
         }
@@ -356,9 +373,11 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
         Request *q = userdata;
         size_t len = size * n;
 
-        if (q->mcp_tools_list && q->out_n + len > TOOLS_LIST_MAX)
+        if (q->mcp_tools_list && (q->out_n + len > TOOLS_LIST_MAX || caller_over(q)))
                 return 0;                      /* a tools/list answer this large: give up */
-        if (!q->mcp_tools_list && q->out_n - q->out_off > OUT_HIGH_WATER) {
+        /* a caller over CALLER_BYTES_MAX gets one piece of each answer at a time */
+        if (!q->mcp_tools_list && (q->out_n - q->out_off > OUT_HIGH_WATER ||
+                                   (q->out_n > q->out_off && caller_over(q)))) {
                 q->paused = true;
                 return CURL_WRITEFUNC_PAUSE;   /* backpressure from a slow caller */
         }
@@ -549,7 +568,11 @@ static ssize_t read_answer(void *cls, uint64_t pos, char *buf, size_t max) {
                 memcpy(buf, q->out + q->out_off, n);
                 q->out_off += n;
                 q->bytes_out += n;
-                if (q->paused && q->out_n - q->out_off < OUT_HIGH_WATER / 2 && q->easy) {
+                account(q);
+                /* an empty buffer always resumes, so a request paused for its caller's
+                 * total goes on once its own bytes are taken */
+                if (q->paused && q->easy && (q->out_n == q->out_off ||
+                                             (q->out_n - q->out_off < OUT_HIGH_WATER / 2 && !caller_over(q)))) {
                         q->paused = false;
                         curl_glue_unpause(q->broker->curl, q->easy);
                 }
@@ -594,6 +617,7 @@ static enum MHD_Result respond_tools_list(Request *q) {
             mcp_tools_list_filter(q->out, q->out_n, q->is_sse, allowed, &body, &n) < 0)
                 return respond_error(q, 502, "upstream_bad_answer", "the MCP upstream's tools/list answer could not be read", 0);
         q->out_off = q->out_n;
+        account(q);
         resp = MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_COPY);
         if (!resp)
                 return MHD_NO;
@@ -632,7 +656,7 @@ void *request_uri_seen(void *cls, const char *uri, struct MHD_Connection *conn) 
 
 static int request_init(Request *q, Broker *b, struct MHD_Connection *conn, const char *method) {
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        static const Peer nobody = { .pid = 0 };
+        static Peer nobody = { .pid = 0, .fd = -1 };
         int r;
 
         q->broker = b;
@@ -642,6 +666,7 @@ static int request_init(Request *q, Broker *b, struct MHD_Connection *conn, cons
         if (!q->method)
                 return -ENOMEM;
         q->peer = ci && ci->socket_context ? ci->socket_context : &nobody;
+        broker_headers_done(b, q->peer);
         if (q->peer->role) {
                 q->role = broker_config_find_role(b->config, q->peer->role);
                 q->limit = q->role ? broker_role_limit(b, q->role) : NULL;
@@ -665,6 +690,10 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
         if (!q)
                 return MHD_NO; /* out of memory in request_uri_seen() */
         if (!q->conn) {
+                const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+                const Peer *p = ci ? ci->socket_context : NULL;
+                if (p && p->closing)
+                        return MHD_NO; /* over its caller's connection cap */
                 if (request_init(q, b, conn, method) < 0)
                         return MHD_NO;
                 return admit(q, &done);
@@ -680,6 +709,10 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
                         q->too_large = true;
                         return MHD_YES;
                 }
+                if (q->caller_over || caller_over(q)) {
+                        q->caller_over = true;
+                        return MHD_YES;
+                }
                 char *nb = realloc(q->body, q->body_n + n + 1);
                 if (!nb)
                         return MHD_NO;
@@ -687,12 +720,15 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
                 memcpy(q->body + q->body_n, upload, n);
                 q->body_n += n;
                 q->body[q->body_n] = 0;
+                account(q);
                 return MHD_YES;
         }
         if (!q->body_done) {
                 q->body_done = true;
                 if (q->too_large)
                         return respond_error(q, 413, "request_too_large", "the request body exceeds MaxRequestBytes=", 0);
+                if (q->caller_over)
+                        return respond_error(q, 429, "caller_bytes_in_flight", "this caller's requests hold too many bytes in the broker", 1);
                 return start_upstream(q);
         }
         /* resumed: the upstream answered (or failed), or the caller left */
@@ -720,6 +756,8 @@ void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                 request_free(q);
                 return;
         }
+        if (q->peer->fd >= 0 && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                broker_headers_wait(b, q->peer); /* keep-alive: the next request's headers */
         if (q->started) {
                 rate_limit_release(q->limit);
                 if (q->usage.seen)
