@@ -96,6 +96,7 @@ role headers daemon-only "$P" "[Role]" "Environment=PROBES=headers" "[Broker]" "
 role curler daemon-only "$A/broker-curl.sh"
 role tokens daemon-only "$P" "[Role]" "Environment=PROBES=tokens" "[Broker]" "TokensPerMinute=5"
 role bigtokens daemon-only "$P" "[Role]" "Environment=PROBES=tokens_large" "[Broker]" "TokensPerMinute=5"
+role bodyhog daemon-only "$P" "[Role]" "Environment=PROBES=body_bytes" "[Broker]" "Allow=hang" "MaxRequestBytes=15M" "MaxConcurrent=10"
 role single daemon-only "$P" "[Role]" "Environment=PROBES=concurrent" "[Broker]" "Allow=slow" "MaxConcurrent=1"
 role raw daemon-only "$P" "[Role]" "Environment=PROBES=sse_raw"
 role limited daemon-only "$P" "[Role]" "Environment=PROBES=ratelimit" "[Broker]" "RequestsPerMinute=3"
@@ -262,6 +263,11 @@ open1=$(sed -n 's/^open_after_4s=//p' /srv/hog.txt)
 check "per-unit cap: at most 512 of the hog's connections stay open ($open1)" [ "${open1:-99999}" -le 512 ]
 check "header deadline: none of them is open 12 s later, headers never ended ($(sed -n 's/^open_after_12s=//p' /srv/hog.txt))" \
         [ "$(sed -n 's/^open_after_12s=//p' /srv/hog.txt)" = 0 ]
+
+# one caller's request bodies held in the broker: at most 64 MiB together
+systemctl start --wait agent@bodyhog.service
+expect bodyhog codes 504,504,504,504,429 "five 15 MB bodies at once from one unit: the one past 64 MiB held is refused, the others go upstream (which hangs: 504)"
+expect bodyhog after 504 "once they are gone, the next request goes upstream again"
 
 # --- kill -9 under load: queued connections are served by the restarted broker -------------
 bpid=$(systemctl show -P MainPID cloister-broker.service)

@@ -107,6 +107,34 @@ def probe_tokens_large():
     report("codes", ",".join(codes))
     report("sizes", ",".join(sizes))
 
+def probe_body_bytes():
+    """Five 15 MB bodies at once from one unit (the fake upstream takes up to 16 MB): four are
+    held in the broker while their upstream hangs; the fifth would pass 64 MiB held for the
+    caller and is refused."""
+    body = b"x" * (15 * 1024 * 1024)
+    def send(path):
+        c = socket.create_connection((base_host, base_port), timeout=30)
+        c.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+                  f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        return c
+    def status(c):
+        try:
+            c.settimeout(30)
+            line = c.makefile("rb").readline().decode()
+        except OSError:
+            line = ""
+        c.close()
+        return line.split()[1] if line else "none"
+    conns = []
+    for i in range(5):
+        try:
+            conns.append(send(f"/upstream/hang/{i}"))
+        except OSError:
+            conns.append(None)
+    report("codes", ",".join(status(c) if c else "none" for c in conns))
+    s, _, _ = request("POST", "/upstream/hang/after", body=b"{}", timeout=30)
+    report("after", s)
+
 def probe_concurrent():
     results = []
     def one():
