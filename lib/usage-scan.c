@@ -26,17 +26,13 @@ struct UsageScan {
         size_t key_n;
         bool key_other;         /* longer than "usage", or escaped: another key */
         bool capturing, overflow;
-        char *value;            /* the "usage" value being read */
+        char *value;            /* the "usage" value being read; allocated when one starts */
         size_t value_n;
         TokenUsage usage;
 };
 
 UsageScan *usage_scan_new(void) {
-        UsageScan *s = calloc(1, sizeof(UsageScan));
-
-        if (s && !(s->value = malloc(USAGE_SCAN_VALUE_MAX)))
-                s = mfree(s);
-        return s;
+        return calloc(1, sizeof(UsageScan));
 }
 
 UsageScan *usage_scan_free(UsageScan *s) {
@@ -75,7 +71,7 @@ static int value_done(UsageScan *s) {
 }
 
 /* One byte outside a string, at the top level of the answer's object. */
-static void top_level(UsageScan *s, char c) {
+static int top_level(UsageScan *s, char c) {
         switch (s->state) {
         case SCAN_START:
                 if (c == '{') {
@@ -83,7 +79,7 @@ static void top_level(UsageScan *s, char c) {
                         s->state = SCAN_KEY_EXPECTED;
                 } else
                         s->state = SCAN_DONE; /* not an object: no usage */
-                return;
+                return 0;
         case SCAN_KEY_EXPECTED:
                 if (c == '"') {
                         s->in_string = true;
@@ -92,20 +88,22 @@ static void top_level(UsageScan *s, char c) {
                         s->state = SCAN_KEY;
                 } else
                         s->state = SCAN_DONE; /* "}" ends it; anything else is not JSON */
-                return;
+                return 0;
         case SCAN_COLON_EXPECTED:
                 s->state = c == ':' ? SCAN_VALUE_EXPECTED : SCAN_DONE;
-                return;
+                return 0;
         case SCAN_VALUE_EXPECTED:
                 s->state = SCAN_VALUE;
                 if (key_is_usage(s)) {
+                        if (!s->value && !(s->value = malloc(USAGE_SCAN_VALUE_MAX)))
+                                return -ENOMEM; /* fail closed: the answer ends */
                         s->capturing = true;
-                        s->overflow = false;
                         s->value_n = 0;
+                        s->overflow = false;
                 }
-                return;
+                return 0;
         default:
-                return;
+                return 0;
         }
 }
 
@@ -153,7 +151,9 @@ static int scan_byte(UsageScan *s, char c) {
         if (s->depth <= 1 && s->state != SCAN_VALUE) {
                 ScanState before = s->state;
 
-                top_level(s, c);
+                r = top_level(s, c);
+                if (r < 0)
+                        return r;
                 if (before != SCAN_VALUE_EXPECTED)
                         return 0; /* the top level's own structure */
                 /* else c is the first byte of a member's value: read on */

@@ -17,7 +17,8 @@ UsageScan *usage_scan_new(void);
 UsageScan *usage_scan_free(UsageScan *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(UsageScan *, usage_scan_free);
 
-/* Takes the next n bytes of the answer. -ENOMEM only. */
+/* Takes the next n bytes of the answer. -ENOMEM only: then the answer's usage cannot be
+ * counted, and the broker ends the answer rather than pass it uncounted. */
 int usage_scan_feed(UsageScan *s, const char *data, size_t n);
 
 /* The usage found so far (of a complete top-level "usage" member); -ENODATA if none. */
