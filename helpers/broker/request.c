@@ -30,7 +30,7 @@ typedef struct Request {
         uint64_t start;
 
         char *body;
-        size_t body_n;
+        size_t body_n, body_allocated;
         uint64_t max_body;
         bool body_done, responded, too_large;
 
@@ -713,10 +713,21 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
                         q->caller_over = true;
                         return MHD_YES;
                 }
-                char *nb = realloc(q->body, q->body_n + n + 1);
-                if (!nb)
-                        return MHD_NO;
-                q->body = nb;
+                if (q->body_n + n + 1 > q->body_allocated) {
+                        /* doubling: a body read in thousands of pieces is not copied each time */
+                        size_t need = q->body_n + n + 1, a = 2 * q->body_allocated;
+                        char *nb;
+
+                        if (q->max_body != UNSET_U64 && a > q->max_body + 1)
+                                a = (size_t) q->max_body + 1; /* never more than the limit allows */
+                        if (a < need)
+                                a = need;
+                        nb = realloc(q->body, a);
+                        if (!nb)
+                                return MHD_NO;
+                        q->body = nb;
+                        q->body_allocated = a;
+                }
                 memcpy(q->body + q->body_n, upload, n);
                 q->body_n += n;
                 q->body[q->body_n] = 0;
