@@ -241,8 +241,9 @@ for _ in $(seq 240); do [ -s /srv/hog2.txt ] && break; sleep 0.25; done
 sleep 2
 rss1=$(sed -n 's/^VmRSS:\s*\([0-9]*\) kB/\1/p' "/proc/$bpid/status")
 diag "hog2: $(tr '\n' ' ' < /srv/hog2.txt 2>/dev/null); broker RSS ${rss0} kB -> ${rss1} kB"
-check "2,000 connections with 57 KB headers from one unit add less than 64 MiB to the broker ($(( (rss1 - rss0) / 1024 )) MiB)" \
-        [ $((rss1 - rss0)) -lt 65536 ]
+# (28 MiB here, 57 MiB under ASan; 98 MiB on the unfixed broker)
+check "2,000 connections with 57 KB headers from one unit add less than 80 MiB to the broker ($(( (rss1 - rss0) / 1024 )) MiB)" \
+        [ $((rss1 - rss0)) -lt 81920 ]
 check "the broker unit has a memory ceiling (MemoryMax=$(systemctl show -P MemoryMax cloister-broker.service))" \
         [ "$(systemctl show -P MemoryMax cloister-broker.service)" = 1073741824 ]
 for _ in $(seq 40); do grep -q '^done=yes' /srv/hog2.txt 2>/dev/null && break; sleep 0.25; done
@@ -252,12 +253,15 @@ for _ in $(seq 40); do grep -q '^done=yes' /srv/hog2.txt 2>/dev/null && break; s
 systemd-run --quiet --unit=agent-run@hog.h1.service -p LimitNOFILE=20000 python3 "$HOG" /run/cloister/broker.sock 9000 /srv/hog.txt --hold 12
 for _ in $(seq 240); do [ -s /srv/hog.txt ] && break; sleep 0.25; done
 victim=$(systemd-run --quiet --wait --pipe --unit=agent-run@victim.v1.service \
-        curl -s -o /dev/null -m 5 -w '%{http_code} %{time_total}' --unix-socket /run/cloister/broker.sock http://broker/health)
+        curl -s -o /dev/null -m 10 -w '%{http_code} %{time_total}' --unix-socket /run/cloister/broker.sock http://broker/health)
 diag "hog: $(tr '\n' ' ' < /srv/hog.txt 2>/dev/null); victim: $victim"
 check "hog: 9,000 connections from one unit were opened ($(sed -n 's/^opened=//p' /srv/hog.txt))" \
         [ "$(sed -n 's/^opened=//p' /srv/hog.txt)" = 9000 ]
-check "another unit's /health is answered within 2 s meanwhile ($victim)" \
-        python3 -c 'import sys; c, t = (sys.argv[1].split() + ["", ""])[:2]; sys.exit(not (c == "200" and float(t or 9) < 2))' "$victim"
+# (it waits behind up to 4,096 of the hog's connections in the socket's queue, each refused
+# at accept: 0.5 s on an idle machine, 1.2 s under ASan, 2.6 s with three other suites
+# running; the unfixed broker did not answer within 10 s)
+check "another unit's /health is answered within 5 s meanwhile ($victim)" \
+        python3 -c 'import sys; c, t = (sys.argv[1].split() + ["", ""])[:2]; sys.exit(not (c == "200" and float(t or 99) < 5))' "$victim"
 for _ in $(seq 80); do grep -q '^done=yes' /srv/hog.txt 2>/dev/null && break; sleep 0.25; done
 open1=$(sed -n 's/^open_after_4s=//p' /srv/hog.txt)
 check "per-unit cap: at most 512 of the hog's connections stay open ($open1)" [ "${open1:-99999}" -le 512 ]
