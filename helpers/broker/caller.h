@@ -5,15 +5,11 @@
 
 #include "macro.h"
 
-/* What one caller (one unit, as PID 1 attests it) may hold of the broker at once, so that
- * one role's abuse does not delay another's requests. Peers in no unit share one entry. */
-#define CALLER_CONNECTIONS_MAX 512u
-/* Request bodies and answer bytes held for a caller's requests, all together. MHD's own
- * per-connection memory (64 KiB) is bounded by the connection cap. */
-#define CALLER_BYTES_MAX ((uint64_t) 64 * 1024 * 1024)
-/* A connection must complete a request's headers within this of being accepted, or of its
- * previous answer ending (keep-alive). */
-#define CALLER_HEADER_DEADLINE_USEC ((uint64_t) 10 * 1000000)
+/* What one caller (one unit, as PID 1 attests it) holds of the broker at once, so that one
+ * role's abuse does not delay another's requests: its connections, and the request bodies
+ * and answer bytes held for its requests (MHD's own per-connection memory, 64 KiB, is bounded
+ * by the connection cap). The caps are [Broker] MaxConnectionsPerCaller= and
+ * MaxBytesPerCaller= of cloister.conf. Peers in no unit share one entry. */
 
 typedef struct Caller {
         char *unit;             /* NULL: not in a unit */
@@ -32,6 +28,6 @@ Caller *caller_connect(CallerTable *t, const char *unit);
 void caller_disconnect(CallerTable *t, Caller *c);
 void caller_table_done(CallerTable *t);
 
-static inline bool caller_over_bytes(const Caller *c) {
-        return c && c->bytes > CALLER_BYTES_MAX;
+static inline bool caller_over_bytes(const Caller *c, uint64_t max) {
+        return c && c->bytes > max;
 }

@@ -79,7 +79,7 @@ static void account(Request *q) {
 }
 
 static bool caller_over(const Request *q) {
-        return q->peer && caller_over_bytes(q->peer->caller);
+        return q->peer && caller_over_bytes(q->peer->caller, q->broker->config->conf->broker_caller_bytes);
 }
 
 static void cancel_upstream(Request *q) {
@@ -375,7 +375,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
 
         if (q->mcp_tools_list && (q->out_n + len > TOOLS_LIST_MAX || caller_over(q)))
                 return 0;                      /* a tools/list answer this large: give up */
-        /* a caller over CALLER_BYTES_MAX gets one piece of each answer at a time */
+        /* a caller over MaxBytesPerCaller= gets one piece of each answer at a time */
         if (!q->mcp_tools_list && (q->out_n - q->out_off > OUT_HIGH_WATER ||
                                    (q->out_n > q->out_off && caller_over(q)))) {
                 q->paused = true;

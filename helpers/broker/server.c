@@ -97,7 +97,7 @@ static int on_header_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 void broker_headers_wait(Broker *b, Peer *p) {
         if (p->header_deadline || p->fd < 0)
                 return;
-        if (sd_event_add_time_relative(b->event, &p->header_deadline, CLOCK_MONOTONIC, CALLER_HEADER_DEADLINE_USEC,
+        if (sd_event_add_time_relative(b->event, &p->header_deadline, CLOCK_MONOTONIC, b->config->conf->broker_header_timeout,
                                        TIMER_ACCURACY_USEC * 100, on_header_deadline, p) < 0)
                 connection_close(b, p); /* fail closed: no deadline, no connection */
 }
@@ -109,7 +109,7 @@ void broker_headers_done(Broker *b, Peer *p) {
 /* Who is calling is settled once per connection, right after accept(): the kernel's
  * SO_PEERCRED and the unit PID 1 put that process in (peer.c). Every request on the
  * connection uses it; a keep-alive client no longer costs /proc reads per request. The
- * unit's connections are counted: past CALLER_CONNECTIONS_MAX a new one is closed at once,
+ * unit's connections are counted: past MaxConnectionsPerCaller= a new one is closed at once,
  * so one caller cannot take the connections every caller shares. */
 static void connection_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                               enum MHD_ConnectionNotificationCode code) {
@@ -130,10 +130,10 @@ static void connection_notify(void *cls, struct MHD_Connection *conn, void **soc
                 p->fd = ci->connect_fd;
                 *socket_context = p;
                 p->caller = caller_connect(&b->callers, p->unit);
-                if (!p->caller || p->caller->connections > CALLER_CONNECTIONS_MAX) {
-                        if (p->caller && p->caller->connections == CALLER_CONNECTIONS_MAX + 1)
-                                log_warning("%s holds %u connections to the broker: closing any more at once.",
-                                            p->unit ?: "A peer in no unit", CALLER_CONNECTIONS_MAX);
+                if (!p->caller || p->caller->connections > b->config->conf->broker_caller_connections) {
+                        if (p->caller && p->caller->connections == b->config->conf->broker_caller_connections + 1)
+                                log_warning("%s holds %u connections to the broker (MaxConnectionsPerCaller=): closing any more at once.",
+                                            p->unit ?: "A peer in no unit", p->caller->connections - 1);
                         connection_close(b, p);
                         return;
                 }
