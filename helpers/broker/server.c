@@ -150,6 +150,7 @@ static void connection_notify(void *cls, struct MHD_Connection *conn, void **soc
 /* libmicrohttpd's messages are about single connections ("closed when reading request"): a
  * caller that opens and drops thousands would fill the journal with them. The broker logs
  * what matters itself (its start, the caps, one audit record per request). */
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
         char line[256];
 
