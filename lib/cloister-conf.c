@@ -120,6 +120,9 @@ static const ConfKey conf_table[] = {
         SANDBOX_LIMIT_KEYS(CloisterConf, defaults),
         { "Broker",  "Socket",           conf_parse_path,       offsetof(CloisterConf, broker_socket), 0 },
         { "Broker",  "IdleTimeout",      conf_parse_timespan,   offsetof(CloisterConf, broker_idle_timeout), 0 },
+        { "Broker",  "MaxConnectionsPerCaller", conf_parse_uint, offsetof(CloisterConf, broker_caller_connections), 0 },
+        { "Broker",  "MaxBytesPerCaller", conf_parse_size,      offsetof(CloisterConf, broker_caller_bytes), 0 },
+        { "Broker",  "HeaderTimeout",    conf_parse_timespan,   offsetof(CloisterConf, broker_header_timeout), 0 },
         BROKER_POLICY_KEYS(CloisterConf, broker),
         LLM_KEYS("Chat", chat),
         LLM_KEYS("LLM", llm),
@@ -234,6 +237,7 @@ int cloister_conf_load(char * const *dirs, CloisterConf **ret) {
         broker_policy_init(&c->broker);
         c->chat.context_size = c->llm.context_size = UNSET_U64;
         c->broker_idle_timeout = UNSET_U64;
+        c->broker_caller_connections = c->broker_caller_bytes = c->broker_header_timeout = UNSET_U64;
 
         r = conf_file_find(dirs, "cloister.conf", &main_path);
         if (r < 0)
@@ -258,6 +262,13 @@ int cloister_conf_load(char * const *dirs, CloisterConf **ret) {
                 return r;
         if (c->broker_idle_timeout == UNSET_U64 || c->broker_idle_timeout == 0)
                 c->broker_idle_timeout = 60 * USEC_PER_SEC;
+        /* one caller must not starve the others: these are never unlimited */
+        if (c->broker_caller_connections == UNSET_U64 || c->broker_caller_connections == 0)
+                c->broker_caller_connections = 512;
+        if (c->broker_caller_bytes == UNSET_U64 || c->broker_caller_bytes == 0)
+                c->broker_caller_bytes = UINT64_C(64) << 20;
+        if (c->broker_header_timeout == UNSET_U64 || c->broker_header_timeout == 0)
+                c->broker_header_timeout = 10 * USEC_PER_SEC;
         sandbox_limits_inherit(&c->defaults, &builtin_limits);
         broker_policy_inherit(&c->broker, &builtin_policy);
         *ret = TAKE_PTR(c);

@@ -54,6 +54,10 @@ typedef struct CloisterConf {
         SandboxLimits defaults;
         char *broker_socket;
         usec_t broker_idle_timeout; /* a stream with no bytes for this long ends with 504 */
+        /* what one calling unit may hold of the broker at once (cloister-broker(8)) */
+        uint64_t broker_caller_connections;
+        uint64_t broker_caller_bytes;       /* request bodies and answer bytes held */
+        usec_t broker_header_timeout;       /* to send a request's headers */
         BrokerPolicy broker;
         LLMSettings chat, llm;
         Upstream **upstreams;   /* pointers: parse state refers to them while the array grows */

@@ -64,3 +64,25 @@ bool header_request_allowed(const char *name) {
 bool header_response_allowed(const char *name) {
         return header_in(response_allowed, ELEMENTSOF(response_allowed), name);
 }
+
+bool header_name_valid(const char *name) {
+        return name && is_token(name);
+}
+
+/* RFC 9110 §5.5: field-value = *( VCHAR / obs-text / SP / HTAB ). Everything else, CR, LF,
+ * NUL and the other controls, is what splits one header into two on the next hop. */
+bool header_value_valid(const char *value, size_t n) {
+        if (!value)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) value[i];
+                if ((c < 0x20 && c != '\t') || c == 0x7f)
+                        return false;
+        }
+        return true;
+}
+
+bool header_response_line_valid(const char *line, size_t n) {
+        /* an obsolete folded line (RFC 9112 §5.2) continues the header before it */
+        return header_value_valid(line, n) && (n == 0 || (line[0] != ' ' && line[0] != '\t'));
+}

@@ -14,3 +14,16 @@ bool header_request_allowed(const char *name);
 
 /* Upstream → caller. Content-Encoding is not passed, as the broker asked for none. */
 bool header_response_allowed(const char *name);
+
+/* Whether a field name is an RFC 9110 token. */
+bool header_name_valid(const char *name);
+
+/* Whether value[0..n) is an RFC 9110 field value: visible ASCII, obs-text (0x80-0xff), SP
+ * and HTAB only. A value holding CR, LF, NUL or another control is refused whole in both
+ * directions (400 to a caller, 502 for an upstream's answer), never cleaned up and passed. */
+bool header_value_valid(const char *value, size_t n);
+
+/* One line of an upstream's answer head (status line, header line or trailer), its line
+ * ending (CRLF or LF) removed: valid if no control is left in it and it is not an obsolete
+ * folded continuation line. Anything else makes the answer a 502. */
+bool header_response_line_valid(const char *line, size_t n);

@@ -4,6 +4,7 @@
 #include <strings.h>
 #include <stdio.h>
 
+#include "json-keys.h"
 #include "log.h"
 #include "mcp-policy.h"
 
@@ -68,14 +69,29 @@ static char *to_string(struct json_object *o) {
         return strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
+/* The members the policy reads: a server that reads "Method" or "paramſ" as "method" and
+ * "params", or keeps the first of two "name"s, must not see another call than was checked. */
+static const JsonKeyRule mcp_params_rule = {
+        .keys = (const char * const[]) { "name", NULL },
+};
+static const JsonKeyRule mcp_request_rule = {
+        .keys = (const char * const[]) { "jsonrpc", "id", "method", "params", NULL },
+        .nested = "params",
+        .nested_rule = &mcp_params_rule,
+};
+
 int mcp_request_check(const char *body, size_t n, char * const *allowed, McpRequestVerdict *ret,
                       char **ret_error) {
         _cleanup_(json_object_put_nullp) struct json_object *o = parse_json(body, n);
         const char *method;
+        int r;
 
         *ret_error = NULL;
         if (!o)
                 return -EBADMSG;
+        r = json_keys_check(body, n, &mcp_request_rule);
+        if (r < 0)
+                return r;
 
         if (json_object_is_type(o, json_type_array)) {
                 bool refuse = false;

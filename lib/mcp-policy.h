@@ -18,7 +18,9 @@ typedef enum McpRequestVerdict {
 
 /* Looks at a JSON-RPC request body (an object, or a batch array). A batch that holds a
  * tools/call or tools/list is refused whole: one JSON-RPC error per request in it.
- * -EBADMSG if the body is not JSON-RPC at all. */
+ * -EBADMSG if the body is not JSON-RPC at all; -ENOTUNIQ if a request object or its params
+ * has keys that collide ignoring case, or a case variant of a key the policy reads
+ * (json-keys.h): a server could read another method or tool than was checked. */
 int mcp_request_check(const char *body, size_t n, char * const *allowed, McpRequestVerdict *ret,
                       char **ret_error);
 

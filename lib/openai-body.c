@@ -2,6 +2,7 @@
 #include <json-c/json.h>
 #include <limits.h>
 
+#include "json-keys.h"
 #include "openai-body.h"
 
 /* Deep enough for nested tool schemas; the tokener keeps its own stack, so this bounds memory. */
@@ -118,6 +119,15 @@ static int request_usage(json_object *o) {
         return 1;
 }
 
+static const JsonKeyRule stream_options_rule = {
+        .keys = (const char * const[]) { "include_usage", NULL },
+};
+static const JsonKeyRule request_rule = {
+        .keys = (const char * const[]) { "model", "stream", "stream_options", NULL },
+        .nested = "stream_options",
+        .nested_rule = &stream_options_rule,
+};
+
 int openai_request_rewrite(const char *body, size_t n, const char *model_override,
                            OpenAIRequest *ret, char **ret_body, size_t *ret_n) {
         _cleanup_json_ json_object *o = NULL;
@@ -135,6 +145,15 @@ int openai_request_rewrite(const char *body, size_t n, const char *model_overrid
         r = openai_json_parse_object(body, n, &o);
         if (r < 0)
                 return r;
+        /* a body forwarded as sent must mean to the upstream what it meant here */
+        r = json_keys_check(body, n, &request_rule);
+        if (r < 0)
+                return r;
+        /* "stream": 1 or "true" would be a stream upstream and not here (no usage asked for) */
+        if (json_object_object_get_ex(o, "stream", &v) && !json_object_is_type(v, json_type_boolean))
+                return -EDOM;
+        if (json_object_object_get_ex(o, "model", &v) && !json_object_is_type(v, json_type_string))
+                return -EDOM;
 
         if (model_override) {
                 r = add_value(o, "model", json_object_new_string(model_override));

@@ -26,7 +26,10 @@ void openai_request_done(OpenAIRequest *r);
  * sets ret->strip_usage_chunk. *ret_body is the rewritten body (malloc'd, NUL-terminated, *ret_n
  * its length) or NULL if nothing changed. With an override the body is always rewritten, even
  * when it already named that model: a verbatim body could hold two "model" keys, which parsers
- * resolve differently. An empty body (n == 0) is accepted: nothing to rewrite (GET /v1/models). */
+ * resolve differently. An empty body (n == 0) is accepted: nothing to rewrite (GET /v1/models).
+ * -ENOTUNIQ if the object (or its stream_options) has keys that collide ignoring case or a case
+ * variant of "model", "stream", "stream_options", "include_usage" (json-keys.h); -EDOM if
+ * "stream" is there and not a boolean, or "model" is there and not a string. */
 int openai_request_rewrite(const char *body, size_t n, const char *model_override,
                            OpenAIRequest *ret, char **ret_body, size_t *ret_n);
 

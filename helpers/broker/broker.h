@@ -5,6 +5,7 @@
 #include <systemd/sd-event.h>
 
 #include "broker-config.h"
+#include "caller.h"
 #include "curl-glue.h"
 #include "rate-limit.h"
 
@@ -17,7 +18,15 @@ typedef struct Broker {
         sd_event_source *httpd_io, *httpd_timer, *httpd_defer;
         CurlGlue *curl;
         unsigned active_requests;
+        CallerTable callers;
 } Broker;
+
+typedef struct Peer Peer;
+
+/* A request's headers are complete: the connection's header deadline is off until its
+ * answer has ended (request_completed), when the next request's starts. */
+void broker_headers_done(Broker *b, Peer *p);
+void broker_headers_wait(Broker *b, Peer *p);
 
 /* Runs MHD again soon: after a connection was resumed, or a response has new bytes. */
 void broker_kick(Broker *b);

@@ -5,10 +5,19 @@
 
 /* Who is on the other end of a broker connection, as PID 1 attests it: SO_PEERCRED gives
  * the PID, its cgroup gives the unit. Nothing the caller sends is consulted (§8). */
+struct Caller;
+struct sd_event_source;
+
 typedef struct Peer {
         pid_t pid;
         char *unit;     /* "agent@reviewer.service", or NULL */
         char *role;     /* "reviewer" for agent@reviewer.service and agent-run@reviewer.ID.service */
+
+        /* the connection's, kept by server.c */
+        int fd;
+        struct Caller *caller;                   /* its unit's counts (caller.h) */
+        struct sd_event_source *header_deadline; /* armed while a request's headers are awaited */
+        bool closing;                            /* over its caller's cap: no request is served */
 } Peer;
 
 void peer_done(Peer *p);

@@ -12,16 +12,17 @@
 #include "openai-body.h"
 #include "peer.h"
 #include "sse-filter.h"
+#include "usage-scan.h"
 
 /* Upstream bytes held for a slow caller before curl is paused. */
 #define OUT_HIGH_WATER (256 * 1024)
-/* A non-streamed JSON answer is also kept up to this size, to count its usage. */
-#define USAGE_COPY_MAX (4 * 1024 * 1024)
+/* An MCP answer that is not a stream is filtered whole, so held whole: up to this size. */
+#define MCP_JSON_MAX (4 * 1024 * 1024)
 
 typedef struct Request {
         Broker *broker;
         struct MHD_Connection *conn;
-        const Peer *peer;       /* the connection's, settled at accept (server.c) */
+        Peer *peer;             /* the connection's, settled at accept (server.c) */
         const Role *role;
         RateLimit *limit;
         BrokerRoute route;
@@ -30,7 +31,7 @@ typedef struct Request {
         uint64_t start;
 
         char *body;
-        size_t body_n;
+        size_t body_n, body_allocated;
         uint64_t max_body;
         bool body_done, responded, too_large;
 
@@ -45,11 +46,11 @@ typedef struct Request {
         struct curl_slist *resp_headers;  /* "Name: value", allowed ones only */
         bool headers_done, upstream_done, paused, suspended, is_sse, started, client_gone;
         char **mcp_allowed;               /* MCP: the tools this role may see and call */
+        bool bad_upstream_header;         /* a header line that is not RFC 9110: no answer passes */
         sd_event_source *hangup_watch;  /* MHD does not poll suspended connections */
         CURLcode result;
         SseFilter *sse;
-        char *copy;                       /* JSON answer, for its usage */
-        size_t copy_n;
+        UsageScan *usage_scan;            /* a JSON answer's usage, read as it passes */
 
         /* answer bytes not yet taken by MHD */
         char *out;
@@ -57,6 +58,8 @@ typedef struct Request {
 
         TokenUsage usage;
         uint64_t bytes_in, bytes_out;
+        uint64_t held;                    /* body and answer bytes counted against the caller */
+        bool caller_over;                 /* the body came while the caller held too much */
         unsigned status_sent;
         const char *error;
 } Request;
@@ -65,6 +68,19 @@ static uint64_t now_usec(void) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Counts what this request holds (its body, answer bytes not yet taken) for its caller. */
+static void account(Request *q) {
+        uint64_t held = q->body_n + (q->out_n - q->out_off);
+
+        if (q->peer && q->peer->caller)
+                q->peer->caller->bytes = q->peer->caller->bytes - q->held + held;
+        q->held = held;
+}
+
+static bool caller_over(const Request *q) {
+        return q->peer && caller_over_bytes(q->peer->caller, q->broker->config->conf->broker_caller_bytes);
 }
 
 static void cancel_upstream(Request *q) {
@@ -78,6 +94,8 @@ static void cancel_upstream(Request *q) {
 }
 
 static void request_free(Request *q) {
+        if (q->peer && q->peer->caller)
+                q->peer->caller->bytes -= q->held;
         sd_event_source_disable_unref(q->hangup_watch);
         cancel_upstream(q); /* still running: the caller went away */
         curl_slist_free_all(q->headers);
@@ -90,7 +108,7 @@ static void request_free(Request *q) {
         free(q->path);
         free(q->body);
         free(q->send_body);
-        free(q->copy);
+        usage_scan_free(q->usage_scan);
         free(q->out);
         free(q);
 }
@@ -154,14 +172,31 @@ static const Upstream *named_upstream(Request *q, const char *kind) {
         return u;
 }
 
+static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_n,
+                                    const char *value, size_t value_n) {
+        bool *bad = cls;
+
+        if (strlen(key) != key_n || !header_name_valid(key) || !header_value_valid(value, value_n)) {
+                *bad = true;
+                return MHD_NO;
+        }
+        return MHD_YES;
+}
+
 /* Checks made before any byte of the body is read. Returns MHD_YES to go on reading, or
  * the result of queuing the refusal. *done is set when an answer was queued. */
 static enum MHD_Result admit(Request *q, bool *done) {
         const char *cl = MHD_lookup_connection_value(q->conn, MHD_HEADER_KIND, "Content-Length");
         unsigned retry = 0;
+        bool bad_header = false;
         int r;
 
         *done = true;
+        /* libmicrohttpd keeps a lone CR (and other controls) inside a value: passed on, it
+         * would be a header (or a request) of the caller's making on the upstream's wire */
+        (void) MHD_get_connection_values_n(q->conn, MHD_HEADER_KIND, check_header, &bad_header);
+        if (bad_header)
+                return respond_error(q, 400, "bad_header_value", "a header holds a control character", 0);
         /* TRACE would echo the injected credentials back; CONNECT and the like have no place */
         if (!streq(q->method, "GET") && !streq(q->method, "POST") && !streq(q->method, "PUT") &&
             !streq(q->method, "PATCH") && !streq(q->method, "DELETE") && !streq(q->method, "HEAD"))
@@ -253,6 +288,7 @@ static bool out_append(Request *q, const char *data, size_t n) {
         q->out = o;
         memcpy(q->out + q->out_n, data, n);
         q->out_n += n;
+        account(q);
         return true;
 }
 
@@ -297,8 +333,17 @@ static size_t on_header(char *buf, size_t size, size_t n, void *userdata) {
         size_t len = size * n, l = len;
         char *line;
 
-        while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
+        /* one line ending (CRLF, or LF), no more: a CR left over is a bare CR */
+        if (l > 0 && buf[l - 1] == '\n')
                 l--;
+        if (l > 0 && buf[l - 1] == '\r')
+                l--;
+        if (q->bad_upstream_header)
+                return 0;
+        if (!header_response_line_valid(buf, l)) {
+                q->bad_upstream_header = true;
+                return 0;
+        }
         if (l == 0) {
                 if (q->status >= 200) {
                         q->headers_done = true;
@@ -335,11 +380,14 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
         Request *q = userdata;
         size_t len = size * n;
 
-        if (mcp_holds(q) && q->out_n + len > USAGE_COPY_MAX) {
-                q->error = "upstream_bad_answer";
-                return 0;                      /* an MCP JSON answer this large: give up */
+        if (mcp_holds(q) && (q->out_n + len > MCP_JSON_MAX || caller_over(q))) {
+                /* an MCP JSON answer this large, or a caller holding too much: give up */
+                q->error = caller_over(q) ? "caller_bytes_in_flight" : "upstream_bad_answer";
+                return 0;
         }
-        if (!mcp_holds(q) && q->out_n - q->out_off > OUT_HIGH_WATER) {
+        /* a caller over MaxBytesPerCaller= gets one piece of each answer at a time */
+        if (!mcp_holds(q) && (q->out_n - q->out_off > OUT_HIGH_WATER ||
+                              (q->out_n > q->out_off && caller_over(q)))) {
                 q->paused = true;
                 return CURL_WRITEFUNC_PAUSE;   /* backpressure from a slow caller */
         }
@@ -361,14 +409,12 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
         } else {
                 if (!out_append(q, data, len))
                         return 0;
-                /* only LLM answers carry usage worth counting */
-                if (q->route.kind == BROKER_ROUTE_LLM && q->copy_n + len <= USAGE_COPY_MAX) {
-                        char *c = realloc(q->copy, q->copy_n + len);
-                        if (c) {
-                                memcpy(c + q->copy_n, data, len);
-                                q->copy = c;
-                                q->copy_n += len;
-                        }
+                /* only LLM answers carry usage worth counting; of any size (TokensPerMinute=) */
+                if (q->route.kind == BROKER_ROUTE_LLM) {
+                        if (!q->usage_scan && !(q->usage_scan = usage_scan_new()))
+                                return 0;
+                        if (usage_scan_feed(q->usage_scan, data, len) < 0)
+                                return 0;
                 }
         }
         resume(q);
@@ -394,8 +440,9 @@ void request_curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
                 } else if (r >= 0 && !out_append(q, fwd, fwd_n))
                         result = CURLE_OUT_OF_MEMORY;
                 q->usage = *sse_filter_usage(q->sse);
-        } else if (q->copy && result == CURLE_OK)
-                (void) openai_response_usage(q->copy, q->copy_n, &q->usage);
+        } else if (q->usage_scan)
+                /* an answer cut short still counts what it reported */
+                (void) usage_scan_result(q->usage_scan, &q->usage);
         q->result = result;
         curl_easy_cleanup(q->easy);
         q->easy = NULL;
@@ -544,6 +591,11 @@ static enum MHD_Result mcp_check(Request *q, bool *done) {
                 return MHD_YES; /* GET (the SSE stream, maybe resumed) or DELETE (end of session) */
         *done = true;
         r = mcp_request_check(q->body, q->body_n, q->mcp_allowed, &v, &error);
+        if (r == -ENOTUNIQ) {
+                q->error = "ambiguous_json";
+                return respond_json(q, 400, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+                                    "\"message\":\"cloister: a request's keys collide, or vary a key's case\"}}\n", 0);
+        }
         if (r < 0)
                 return respond_error(q, 400, "invalid_json", "the request body is not JSON-RPC", 0);
         if (v == MCP_REQUEST_REFUSED) {
@@ -568,6 +620,10 @@ static enum MHD_Result start_upstream(Request *q) {
 
         if (r == -EBADMSG)
                 return respond_error(q, 400, "invalid_json", "the request body is not a JSON object", 0);
+        if (r == -ENOTUNIQ)
+                return respond_error(q, 400, "ambiguous_json", "the request body has keys that collide, or vary the case of model, stream or stream_options", 0);
+        if (r == -EDOM)
+                return respond_error(q, 400, "invalid_type", "stream must be a boolean and model a string", 0);
         if (r < 0)
                 return respond_error(q, 500, "internal_error", "the broker could not prepare the request", 0);
         MHD_get_connection_values(q->conn, MHD_HEADER_KIND, copy_header, q);
@@ -589,7 +645,11 @@ static ssize_t read_answer(void *cls, uint64_t pos, char *buf, size_t max) {
                 memcpy(buf, q->out + q->out_off, n);
                 q->out_off += n;
                 q->bytes_out += n;
-                if (q->paused && q->out_n - q->out_off < OUT_HIGH_WATER / 2 && q->easy) {
+                account(q);
+                /* an empty buffer always resumes, so a request paused for its caller's
+                 * total goes on once its own bytes are taken */
+                if (q->paused && q->easy && (q->out_n == q->out_off ||
+                                             (q->out_n - q->out_off < OUT_HIGH_WATER / 2 && !caller_over(q)))) {
                         q->paused = false;
                         curl_glue_unpause(q->broker->curl, q->easy);
                 }
@@ -639,6 +699,7 @@ static enum MHD_Result respond_mcp_json(Request *q) {
                         return respond_error(q, 502, "upstream_bad_answer", "the MCP upstream's answer is not JSON", 0);
         }
         q->out_off = q->out_n;
+        account(q);
         resp = r > 0 ? MHD_create_response_from_buffer(n, body, MHD_RESPMEM_MUST_COPY) :
                        MHD_create_response_from_buffer(q->out_n, q->out, MHD_RESPMEM_MUST_COPY);
         n = r > 0 ? n : q->out_n;
@@ -651,6 +712,8 @@ static enum MHD_Result respond_mcp_json(Request *q) {
 static enum MHD_Result respond_upstream(Request *q) {
         struct MHD_Response *resp;
 
+        if (q->bad_upstream_header)
+                return respond_error(q, 502, "upstream_bad_header", "the upstream's answer has a header that is not RFC 9110", 0);
         if (!q->headers_done) {
                 /* no answer from upstream at all */
                 if (q->result == CURLE_OPERATION_TIMEDOUT)
@@ -677,7 +740,7 @@ void *request_uri_seen(void *cls, const char *uri, struct MHD_Connection *conn) 
 
 static int request_init(Request *q, Broker *b, struct MHD_Connection *conn, const char *method) {
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        static const Peer nobody = { .pid = 0 };
+        static Peer nobody = { .pid = 0, .fd = -1 };
         int r;
 
         q->broker = b;
@@ -687,6 +750,7 @@ static int request_init(Request *q, Broker *b, struct MHD_Connection *conn, cons
         if (!q->method)
                 return -ENOMEM;
         q->peer = ci && ci->socket_context ? ci->socket_context : &nobody;
+        broker_headers_done(b, q->peer);
         if (q->peer->role) {
                 q->role = broker_config_find_role(b->config, q->peer->role);
                 q->limit = q->role ? broker_role_limit(b, q->role) : NULL;
@@ -710,6 +774,10 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
         if (!q)
                 return MHD_NO; /* out of memory in request_uri_seen() */
         if (!q->conn) {
+                const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+                const Peer *p = ci ? ci->socket_context : NULL;
+                if (p && p->closing)
+                        return MHD_NO; /* over its caller's connection cap */
                 if (request_init(q, b, conn, method) < 0)
                         return MHD_NO;
                 return admit(q, &done);
@@ -725,19 +793,37 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
                         q->too_large = true;
                         return MHD_YES;
                 }
-                char *nb = realloc(q->body, q->body_n + n + 1);
-                if (!nb)
-                        return MHD_NO;
-                q->body = nb;
+                if (q->caller_over || caller_over(q)) {
+                        q->caller_over = true;
+                        return MHD_YES;
+                }
+                if (q->body_n + n + 1 > q->body_allocated) {
+                        /* doubling: a body read in thousands of pieces is not copied each time */
+                        size_t need = q->body_n + n + 1, a = 2 * q->body_allocated;
+                        char *nb;
+
+                        if (q->max_body != UNSET_U64 && a > q->max_body + 1)
+                                a = (size_t) q->max_body + 1; /* never more than the limit allows */
+                        if (a < need)
+                                a = need;
+                        nb = realloc(q->body, a);
+                        if (!nb)
+                                return MHD_NO;
+                        q->body = nb;
+                        q->body_allocated = a;
+                }
                 memcpy(q->body + q->body_n, upload, n);
                 q->body_n += n;
                 q->body[q->body_n] = 0;
+                account(q);
                 return MHD_YES;
         }
         if (!q->body_done) {
                 q->body_done = true;
                 if (q->too_large)
                         return respond_error(q, 413, "request_too_large", "the request body exceeds MaxRequestBytes=", 0);
+                if (q->caller_over)
+                        return respond_error(q, 429, "caller_bytes_in_flight", "this caller's requests hold too many bytes in the broker", 1);
                 return start_upstream(q);
         }
         /* resumed: the upstream answered (or failed), or the caller left */
@@ -765,6 +851,8 @@ void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                 request_free(q);
                 return;
         }
+        if (q->peer->fd >= 0 && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                broker_headers_wait(b, q->peer); /* keep-alive: the next request's headers */
         if (q->started) {
                 rate_limit_release(q->limit);
                 if (q->usage.seen)

@@ -81,9 +81,43 @@ def rpc_result(id_, result):
     return {"jsonrpc": "2.0", "id": id_, "result": result}
 
 
+def go_fold(key):
+    """Go's encoding/json key folding: each rune through ToUpper(ToLower(r))."""
+    out = []
+    for c in key:
+        lo = c.lower() if len(c.lower()) == 1 else c
+        up = lo.upper() if len(lo.upper()) == 1 else lo
+        out.append(up)
+    return "".join(out)
+
+
+class GoObject(dict):
+    """A JSON object as Go's encoding/json (mcp-go) reads it into a struct: a key matches a
+    field ignoring case (Unicode folding), and of several matching keys the last one wins."""
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.folded = {}
+        for k, v in pairs:
+            self.folded[go_fold(k)] = v
+
+    def get(self, key, default=None):
+        return self.folded.get(go_fold(key), default)
+
+    def __getitem__(self, key):
+        return self.folded[go_fold(key)]
+
+    def __contains__(self, key):
+        return go_fold(key) in self.folded
+
+
 class McpHandler(fo.Handler):
     server_label = SERVER_NAME
     server_version = "cloister-" + SERVER_NAME
+
+    def parse_json(self, body):
+        if ARGS.go_keys:
+            return json.loads(body, object_pairs_hook=GoObject)
+        return json.loads(body)
 
     def error_body(self, status, message):
         return rpc_error(None, -32603 if status >= 500 else -32600, message)
@@ -228,6 +262,8 @@ def main():
     p.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default /mcp)")
     p.add_argument("--sse", action="store_true",
                    help="answer tools/call as SSE when the client accepts it; allow GET streams")
+    p.add_argument("--go-keys", action="store_true",
+                   help="read JSON keys as Go's encoding/json does: ignoring case, the last match wins")
     ARGS = fo.ARGS = p.parse_args()
     fo.serve(McpHandler)
 

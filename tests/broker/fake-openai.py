@@ -320,7 +320,7 @@ class Handler(BaseHTTPRequestHandler):
         parsed = None
         if body:
             try:
-                parsed = json.loads(body)
+                parsed = self.parse_json(body)
             except ValueError:
                 parsed = None
             if len(body) <= RECORD_BODY_MAX:
@@ -372,6 +372,9 @@ class Handler(BaseHTTPRequestHandler):
         type_ = "server_error" if status >= 500 else "invalid_request_error"
         code = "invalid_api_key" if status == 401 else None
         return openai_error(message, type_, code)
+
+    def parse_json(self, body):
+        return json.loads(body)
 
     def note_body(self, parsed):
         if isinstance(parsed, dict):
@@ -469,9 +472,11 @@ class Handler(BaseHTTPRequestHandler):
         n = 0
         for x in items:
             n += words(x) if isinstance(x, str) else len(x) if isinstance(x, list) else 0
+        dims = req.get("dimensions")
+        vector = [0.123456789] * min(dims, 4000000) if isinstance(dims, int) and dims > 0 else [0.1, 0.2, 0.3]
         self.send_json(200, {
             "object": "list",
-            "data": [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]}
+            "data": [{"object": "embedding", "index": i, "embedding": vector}
                      for i in range(len(items))],
             "model": req.get("model"),
             "usage": {"prompt_tokens": n, "total_tokens": n}})

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Self-test of the broker's fake upstreams (fake-openai.py, fake-mcp.py): starts them on
+# Self-test of the broker's fake upstreams (fake-openai.py, fake-mcp.py, raw-upstream.py): starts them on
 # loopback port 0 (and a Unix socket), drives every mode with curl, prints TAP.
 # Needs python3 and curl only; kills only the PIDs it started.
 set -u
@@ -164,6 +164,9 @@ done
 # --- embeddings, models, keep-alive, 404, bad JSON ---
 c emb "$U/v1/embeddings" "${JSON[@]}" -d '{"model":"text-embedding-test","input":"three little words"}'
 check "embeddings: list with one embedding [0.1, 0.2, 0.3]" py 'd["object"] == "list" and d["data"] == [{"object": "embedding", "index": 0, "embedding": [0.1, 0.2, 0.3]}]' "$T/emb.body"
+c embdim "$U/v1/embeddings" "${JSON[@]}" -d '{"model":"text-embedding-test","input":"a b","dimensions":100000}'
+check "embeddings: \"dimensions\": 100000 values, usage still the words" \
+        py 'len(d["data"][0]["embedding"]) == 100000 and d["usage"]["prompt_tokens"] == 2' "$T/embdim.body"
 check "embeddings: model and usage (3 tokens)" py 'd["model"] == "text-embedding-test" and d["usage"] == {"prompt_tokens": 3, "total_tokens": 3}' "$T/emb.body"
 c models "$U/v1/models"
 check "models: three, including qwen3.6:35b and gpt-test" py 'len(d["data"]) == 3 and {"qwen3.6:35b", "gpt-test"} <= {m["id"] for m in d["data"]}' "$T/models.body"
@@ -362,6 +365,61 @@ if start MU fake-mcp.py --unix "$MSOCK" --record "$T/mcpu.jsonl"; then
 else
         notok "fake-mcp on a Unix socket did not start"
         diag "$(cat "$T/MU.err")"
+fi
+
+# --- fake-mcp.py --go-keys: keys read as Go's encoding/json reads them ---
+MG=$T/mcpgo.jsonl
+if start MG fake-mcp.py --port 0 --go-keys --record "$MG"; then
+        UG=http://127.0.0.1:$PORT_MG/mcp
+        c ginit "$UG" "${JSON[@]}" "${ACC[@]}" -d "$INIT"
+        GSID=$(sed -n 's/^mcp-session-id: *\([^[:space:]]*\).*/\1/Ip' "$T/ginit.hdr")
+        c gname "$UG" "${JSON[@]}" "${ACC[@]}" -H "Mcp-Session-Id: $GSID" \
+                -d '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","Name":"delete_everything"}}'
+        check "--go-keys: of \"name\" and \"Name\" the last is called" \
+                py 'd["result"]["content"][0]["text"].startswith("called delete_everything")' "$T/gname.body"
+        c gmethod "$UG" "${JSON[@]}" "${ACC[@]}" -H "Mcp-Session-Id: $GSID" \
+                -d '{"jsonrpc":"2.0","id":3,"method":"ping","Method":"tools/list"}'
+        check "--go-keys: \"Method\" after \"method\" wins" py 'len(d["result"]["tools"]) == 3' "$T/gmethod.body"
+        c gfold "$UG" "${JSON[@]}" "${ACC[@]}" -H "Mcp-Session-Id: $GSID" \
+                -d '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search"},"param\u017f":{"name":"read_file"}}'
+        check "--go-keys: \"paramſ\" is \"params\" (Unicode folding)" \
+                py 'd["result"]["content"][0]["text"].startswith("called read_file")' "$T/gfold.body"
+        c pinit "$UM" "${JSON[@]}" "${ACC[@]}" -d "$INIT"
+        PSID=$(sed -n 's/^mcp-session-id: *\([^[:space:]]*\).*/\1/Ip' "$T/pinit.hdr")
+        c gplain "$UM" "${JSON[@]}" -H "Accept: application/json" -H "Mcp-Session-Id: $PSID" \
+                -d '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search","Name":"delete_everything"}}'
+        check "without --go-keys keys match exactly" \
+                py 'd["result"]["content"][0]["text"].startswith("called search")' "$T/gplain.body"
+else
+        notok "fake-mcp --go-keys did not start"
+fi
+
+# --- raw-upstream.py: the bytes on the wire ---
+RW=$T/raw.jsonl
+if start RW raw-upstream.py --port 0 --record "$RW"; then
+        c rawone "http://127.0.0.1:$PORT_RW/in" -H "User-Agent: tab	marker"
+        check "raw-upstream: 200 {\"ok\":true}" bash -c "[ \"\$(cat '$T/rawone.code')\" = 200 ] && grep -q '\"ok\":true' '$T/rawone.body'"
+        check "raw-upstream: the record holds the request's bytes as sent" \
+                python3 -c 'import json, sys; rs = [json.loads(l) for l in open(sys.argv[1])]; sys.exit(not any("X-Test-Id: rawone\r\n" in r["raw"] and "User-Agent: tab\tmarker\r\n" in r["raw"] for r in rs))' "$RW"
+        answer=$(python3 - "$PORT_RW" <<'PYEOF'
+import socket, sys
+for path in ("bad-header", "folded-header"):
+    c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+    c.sendall(b"GET /x/" + path.encode() + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = c.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    c.close()
+    print(path, b"X-Request-Id: a\rSet-Cookie" in data, b"X-Request-Id: a\r\n Set-Cookie" in data)
+PYEOF
+)
+        check "raw-upstream: /bad-header answers a bare CR, /folded-header a folded line ($(echo $answer))" \
+                [ "$(echo $answer)" = "bad-header True False folded-header False True" ]
+else
+        notok "raw-upstream.py did not start"
 fi
 
 # --- the lifetime ends the Unix-socket fake-openai (started with --lifetime 2) ---

@@ -3,10 +3,13 @@
  * tools/call of a tool not allowed is never passed on; a batch holding tools/call or
  * tools/list is refused. What comes back, as JSON or as an SSE stream cut where the first
  * byte says, lists only allowed tools however "result", "tools" and "name" are spelt; what
- * the filter passes passes again unchanged; where the stream is cut changes nothing. */
+ * the filter passes passes again unchanged; where the stream is cut changes nothing. And
+ * what passes means the same to a server that reads keys ignoring case (Go's encoding/json,
+ * the last of "Method" and "method" winning): it names no other method or tool. */
 #include <json-c/json.h>
 #include <strings.h>
 
+#include "fuzz-json.h"
 #include "fuzz-util.h"
 #include "mcp-policy.h"
 #include "openai-body.h"
@@ -85,6 +88,24 @@ static int run_sse(const char *data, size_t size, size_t split, char **out, size
         return r;
 }
 
+static void check_case_blind(const uint8_t *data, size_t size, McpRequestVerdict v) {
+        struct json_object *o = NULL, *m = NULL, *params = NULL, *name = NULL;
+        const char *method;
+
+        if (v != MCP_REQUEST_PASS || openai_json_parse_object((const char *) data, size, &o) < 0)
+                return;
+        method = json_get_case_blind(o, "method", &m) && json_object_is_type(m, json_type_string) ?
+                json_object_get_string(m) : NULL;
+        fuzz_assert(!streq_ptr(method, "tools/list"), "a case-blind server sees tools/list unfiltered");
+        if (streq_ptr(method, "tools/call"))
+                fuzz_assert(json_get_case_blind(o, "params", &params) &&
+                            json_get_case_blind(params, "name", &name) &&
+                            json_object_is_type(name, json_type_string) &&
+                            mcp_tool_allowed(allowed, json_object_get_string(name)),
+                            "a case-blind server calls a tool not allowed");
+        json_object_put(o);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_free_ char *err = NULL, *out = NULL;
         McpRequestVerdict v;
@@ -112,6 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         fuzz_assert(!streq_ptr(str_member(o, "method"), "tools/list"), "tools/list passes unfiltered");
                         json_object_put(o);
                 }
+                check_case_blind(data, size, v);
         }
 
         if (!sse) {

@@ -3,16 +3,48 @@
  * non-streamed answer and the /v1/models filter (§8). The first byte picks the options.
  * Invariants: with a model override, what goes upstream is one JSON object naming exactly
  * that model; a streamed request always asks for the usage chunk; the models list holds
- * only the role's model. */
+ * only the role's model. A body forwarded as sent means the same to a reader that matches
+ * keys ignoring case: "stream" is what the broker read. The usage of an answer read as it
+ * passes (usage-scan.c), in pieces, is the usage of the answer parsed whole. */
 #include <json-c/json.h>
 
+#include "fuzz-json.h"
 #include "fuzz-util.h"
 #include "openai-body.h"
+#include "usage-scan.h"
 
 static const char *str_member(struct json_object *o, const char *key) {
         struct json_object *v;
         return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
                 json_object_get_string(v) : NULL;
+}
+
+static void check_case_blind_stream(const uint8_t *data, size_t size, bool stream) {
+        struct json_object *o = NULL, *v = NULL;
+
+        if (openai_json_parse_object((const char *) data, size, &o) < 0)
+                return;
+        fuzz_assert(stream == (json_get_case_blind(o, "stream", &v) && json_object_is_type(v, json_type_boolean) &&
+                               json_object_get_boolean(v)),
+                    "a case-blind upstream streams (or not) unlike the broker's reading");
+        json_object_put(o);
+}
+
+static void check_usage_scan(const uint8_t *data, size_t size, uint8_t opt) {
+        _cleanup_(usage_scan_freep) UsageScan *s = usage_scan_new();
+        TokenUsage whole = {}, scanned = {};
+        size_t piece = (size_t) (opt >> 2) + 1;
+        int r;
+
+        fuzz_assert(s, "out of memory");
+        for (size_t i = 0; i < size; i += piece)
+                fuzz_assert(usage_scan_feed(s, (const char *) data + i, piece < size - i ? piece : size - i) >= 0, "feed");
+        r = usage_scan_result(s, &scanned);
+        if (openai_response_usage((const char *) data, size, &whole) == -EBADMSG)
+                return; /* not JSON: the scan's reading is its own */
+        fuzz_assert((r >= 0) == whole.seen && scanned.prompt_tokens == whole.prompt_tokens &&
+                    scanned.completion_tokens == whole.completion_tokens,
+                    "usage read in pieces of %zu differs from the whole answer's", piece);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -46,12 +78,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         json_object_put(o);
                 }
                 fuzz_assert(!req.strip_usage_chunk || req.stream, "strip only for streams");
+                if (!body && size > 0)
+                        check_case_blind_stream(data, size, req.stream);
                 openai_request_done(&req);
         }
         body = mfree(body);
 
         if (openai_response_usage((const char *) data, size, &usage) >= 0)
                 fuzz_assert(usage.seen, "usage returned but not seen");
+        check_usage_scan(data, size, opt);
 
         if (openai_models_filter((const char *) data, size, opt & 2 ? "model-x" : NULL, &body, &n) >= 0) {
                 struct json_object *list;

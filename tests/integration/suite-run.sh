@@ -137,7 +137,8 @@ if [ -n "$unit" ] && [ "$(systemctl show -P ActiveState "$unit")" = active ]; th
         for p in $PROPS; do
                 a=$(systemctl show -P "$p" agent@sealed.service)
                 b=$(systemctl show -P "$p" "$unit" | sed "s/$inst/sealed/g")
-                if [ "$p" = RequiresMountsFor ]; then # a set: systemd prints it in hash order
+                # sets: systemd prints them in hash order (IPAddressDeny= too: "::/0 0.0.0.0/0")
+                if [ "$p" = RequiresMountsFor ] || [ "$p" = IPAddressDeny ] || [ "$p" = IPAddressAllow ]; then
                         a=$(tr ' ' '\n' <<<"$a" | sort | xargs) b=$(tr ' ' '\n' <<<"$b" | sort | xargs)
                 fi
                 if [ "$a" = "$b" ]; then ok "live: $p agrees"; else notok "live: $p agrees"; diag "agent@sealed: $a"; diag "$unit: $b"; fi

@@ -83,6 +83,9 @@ static void test_nothing_configured(void) {
                 is_u64(l.conf->broker.max_request_bytes, UINT64_C(1) << 20, "built-in MaxRequestBytes=1M");
                 is_u64(l.conf->broker.max_concurrent, 4, "built-in MaxConcurrent=4");
                 is_int(l.conf->broker.loopback_port, 7800, "built-in LoopbackPort=7800");
+                is_u64(l.conf->broker_caller_connections, 512, "built-in MaxConnectionsPerCaller=512");
+                is_u64(l.conf->broker_caller_bytes, UINT64_C(64) << 20, "built-in MaxBytesPerCaller=64M");
+                is_u64(l.conf->broker_header_timeout, 10 * USEC_PER_SEC, "built-in HeaderTimeout=10s");
                 ok(l.conf->broker_socket == NULL, "no broker socket");
                 is_int(l.conf->n_upstreams, 0, "no upstreams");
         }
@@ -109,6 +112,9 @@ static void test_main_file(void) {
                       "MaxRequestBytes=64K\n"
                       "MaxConcurrent=2\n"
                       "LoopbackPort=8000\n"
+                      "MaxConnectionsPerCaller=2000\n"
+                      "MaxBytesPerCaller=256M\n"
+                      "HeaderTimeout=30s\n"
                       "\n"
                       "[Chat]\n"
                       "Endpoint=http://127.0.0.1:11434/v1\n"
@@ -153,6 +159,9 @@ static void test_main_file(void) {
         is_u64(l.conf->broker.max_request_bytes, 64 << 10, "MaxRequestBytes=64K");
         is_u64(l.conf->broker.max_concurrent, 2, "MaxConcurrent=2");
         is_int(l.conf->broker.loopback_port, 8000, "LoopbackPort=8000");
+        is_u64(l.conf->broker_caller_connections, 2000, "MaxConnectionsPerCaller=2000");
+        is_u64(l.conf->broker_caller_bytes, UINT64_C(256) << 20, "MaxBytesPerCaller=256M");
+        is_u64(l.conf->broker_header_timeout, 30 * USEC_PER_SEC, "HeaderTimeout=30s");
         is_str(l.conf->chat.endpoint, "http://127.0.0.1:11434/v1", "[Chat] Endpoint=");
         is_str(l.conf->chat.model, "chat-model", "[Chat] Model=");
         is_str(l.conf->llm.endpoint, "https://llm.example.com/v1", "[LLM] Endpoint=");

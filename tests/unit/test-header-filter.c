@@ -60,7 +60,41 @@ static void test_response_dropped(void) {
         ok(!header_response_allowed(NULL), "a NULL response header name is dropped");
 }
 
+static void test_value_refused(void) {
+        /* each is one class: CR, LF, NUL, the other C0 controls, DEL */
+        static const struct { const char *v; size_t n; } values[] = {
+                { "a\rX-Inj: 1", 11 }, { "a\nX-Inj: 1", 11 }, { "a\r\nX-Inj: 1", 12 }, { "a\0b", 3 },
+                { "\r", 1 }, { "a\x0b", 2 }, { "a\x0c", 2 }, { "a\x1b[2J", 5 }, { "a\x7f", 2 },
+                { "a\x01", 2 }, { "a\x1f", 2 }, { "chunked\r", 8 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(values); i++)
+                ok(!header_value_valid(values[i].v, values[i].n), "header value #%zu with a control is refused", i);
+        ok(!header_value_valid(NULL, 0), "a NULL header value is refused");
+}
+
+static void test_value_passes(void) {
+        static const char *const values[] = {
+                "", "application/json", "a\tb", " leading and trailing ", "caf\xc3\xa9", "\x80\xff",
+                "Mozilla/5.0 (X11; Linux x86_64)", "!#$%&'*+-.^_`|~\"(),/:;<=>?@[\\]{}",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(values); i++)
+                ok(header_value_valid(values[i], strlen(values[i])), "header value \"%s\" passes", values[i]);
+}
+
+static void test_name_valid(void) {
+        ok(header_name_valid("User-Agent"), "User-Agent is a token");
+        ok(!header_name_valid("User Agent"), "a name with a space is not");
+        ok(!header_name_valid("X\rY"), "a name with CR is not");
+        ok(!header_name_valid(""), "an empty name is not");
+        ok(!header_name_valid(NULL), "NULL is not");
+}
+
 int main(void) {
+        test_value_refused();
+        test_value_passes();
+        test_name_valid();
         test_request_allowed();
         test_request_dropped();
         test_response_allowed();

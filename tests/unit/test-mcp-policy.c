@@ -53,6 +53,44 @@ static void test_requests(void) {
         is_int(mcp_request_check("\"a string\"", 10, allowed_all, &v, &e), -EBADMSG, "a JSON string is not JSON-RPC");
 }
 
+/* What the policy read must be what the server reads: servers that match keys ignoring case
+ * (Go's encoding/json, with Unicode folding) or keep the first of two keys must not see
+ * another method or tool. */
+static void test_ambiguous_keys(void) {
+        static const char *const bad[] = {
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"Name\":\"rm\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"rm\",\"name\":\"search\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"Method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"METHOD\":\"tools/list\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"Method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"Params\":{\"name\":\"rm\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"NAME\":\"rm\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search\"},\"param\xc5\xbf\":{\"name\":\"rm\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"\\u004eame\":\"rm\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"\\u006dethod\":\"tools/call\",\"params\":{\"name\":\"rm\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"xx\":1,\"XX\":2}",
+                "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"Method\":\"tools/call\"}]",
+                "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":{\"name\":1,\"Name\":2}}]",
+        };
+        McpRequestVerdict v;
+        char *e = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                is_int(mcp_request_check(bad[i], strlen(bad[i]), allowed_all, &v, &e), -ENOTUNIQ,
+                       "ambiguous request #%zu is refused: %s", i, bad[i]);
+                ok(!e, "ambiguous request #%zu: no error body of the policy's", i);
+        }
+
+        /* deeper than the policy reads, and keys that are merely similar, pass */
+        check("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"arguments\":{\"q\":1,\"Q\":2,\"q\":3}}}",
+              allowed_search, MCP_REQUEST_PASS, NULL, "tool arguments are the tool's business");
+        check("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-03-26\",\"clientInfo\":{\"name\":\"a\",\"Name\":\"b\"}}}",
+              allowed_none, MCP_REQUEST_PASS, NULL, "camelCase keys and nested objects pass");
+        check("{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"Method\\\":1\",\"method\":\"ping\"}",
+              allowed_none, MCP_REQUEST_PASS, NULL, "a key spelled inside a string value is not a key");
+}
+
 #define TOOLS_RESULT(id) "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"result\":{\"tools\":[{\"name\":\"search\"},{\"name\":\"rm\"}]}}"
 
 /* Runs mcp_answer_filter(); returns its verdict, the output (or NULL) in *out. */
@@ -154,6 +192,7 @@ static void test_protocol_versions(void) {
 
 int main(void) {
         test_requests();
+        test_ambiguous_keys();
         test_answer_filter();
         test_protocol_versions();
         return tap_done();

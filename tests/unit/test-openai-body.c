@@ -60,8 +60,8 @@ static void test_model_override(void) {
         rewrite_done(&w);
 
         w = rewrite("{\"model\":\"a\",\"model\":\"qwen3:8b\"}", "qwen3:8b");
-        is_int(w.r, 0, "duplicate model keys are accepted");
-        ok(w.body && !strstr(w.body, "\"a\""), "with an override the body is rewritten even if it names that model: duplicates go");
+        is_int(w.r, -ENOTUNIQ, "duplicate model keys are refused, even with an override");
+        ok(!w.body, "a refused body leaves nothing to send");
         rewrite_done(&w);
 }
 
@@ -82,7 +82,7 @@ static void test_no_change(void) {
         rewrite_done(&w);
 
         w = rewrite("{\"model\":\"m\",\"stream\":\"true\"}", NULL);
-        ok(w.r == 0 && !w.body && !w.req.stream, "\"stream\": \"true\" (a string) is not a stream");
+        ok(w.r == -EDOM && !w.body && !w.req.stream, "\"stream\": \"true\" (a string) is refused: the upstream might stream");
         rewrite_done(&w);
 
         OpenAIRequest req = { .model = (char *) "poison" };
@@ -167,6 +167,40 @@ static void test_refused(void) {
         }
 }
 
+/* A body forwarded as sent (no override, no stream) must mean upstream what it meant here. */
+static void test_ambiguous(void) {
+        static const struct { const char *body; int r; } cases[] = {
+                { "{\"model\":\"m\",\"stream\":1}", -EDOM },
+                { "{\"model\":\"m\",\"stream\":\"true\"}", -EDOM },
+                { "{\"model\":\"m\",\"stream\":null}", -EDOM },
+                { "{\"model\":\"m\",\"stream\":[true]}", -EDOM },
+                { "{\"model\":7}", -EDOM },
+                { "{\"model\":null}", -EDOM },
+                { "{\"model\":\"m\",\"Stream\":true}", -ENOTUNIQ },
+                { "{\"model\":\"m\",\"stream\":false,\"stream\":true}", -ENOTUNIQ },
+                { "{\"model\":\"m\",\"stream\":false,\"STREAM\":true}", -ENOTUNIQ },
+                { "{\"model\":\"m\",\"model\":\"other\"}", -ENOTUNIQ },
+                { "{\"Model\":\"m\"}", -ENOTUNIQ },
+                { "{\"model\":\"m\",\"\\u0073tream\":true}", -ENOTUNIQ },
+                { "{\"model\":\"m\",\"\xc5\xbftream\":true}", -ENOTUNIQ },
+                { "{\"model\":\"m\",\"stream\":true,\"stream_options\":{\"include_usage\":true,\"Include_Usage\":false}}", -ENOTUNIQ },
+                { "{\"model\":\"m\",\"stream\":true,\"Stream_Options\":{\"include_usage\":false}}", -ENOTUNIQ },
+                { "{\"model\":\"m\",\"temperature\":1,\"Temperature\":2}", -ENOTUNIQ },
+                { "{\"model\":\"m\",\"stream\":true}", 0 },
+                { "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"Role\":\"x\",\"content\":\"\\\"Stream\\\":1\"}]}", 0 },
+                { "{\"model\":\"m\",\"metadata\":{\"k\":\"a\",\"K\":\"b\"},\"max_tokens\":5}", 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Rewrite w = rewrite(cases[i].body, NULL);
+                is_int(w.r, cases[i].r, "%s → %d", cases[i].body, cases[i].r);
+                rewrite_done(&w);
+                w = rewrite(cases[i].body, "override");
+                is_int(w.r, cases[i].r, "with a Model= override too: %s", cases[i].body);
+                rewrite_done(&w);
+        }
+}
+
 static void test_response_usage(void) {
         static const char chat[] = "{\"id\":\"x\",\"choices\":[{\"message\":{\"content\":\"hi\"}}],"
                                    "\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":34,\"total_tokens\":46}}";
@@ -247,6 +281,7 @@ int main(void) {
         test_no_change();
         test_stream_usage();
         test_refused();
+        test_ambiguous();
         test_response_usage();
         test_models_filter();
         return tap_done();

@@ -95,6 +95,46 @@ def probe_tokens():
         codes.append(str(s))
     report("codes", ",".join(codes))
 
+def probe_tokens_large():
+    """Answers far over 4 MiB: their usage counts against TokensPerMinute= too."""
+    body = json.dumps({"model": "text-embedding-test", "input": "one two three four five six",
+                       "dimensions": 1300000}).encode()
+    codes, sizes = [], []
+    for _ in range(2):
+        s, h, data = request("POST", "/v1/embeddings", body=body, timeout=60)
+        codes.append(str(s))
+        sizes.append(str(len(data)))
+    report("codes", ",".join(codes))
+    report("sizes", ",".join(sizes))
+
+def probe_body_bytes():
+    """Five 15 MB bodies at once from one unit (the fake upstream takes up to 16 MB): four are
+    held in the broker while their upstream hangs; the fifth would pass 64 MiB held for the
+    caller and is refused."""
+    body = b"x" * (15 * 1024 * 1024)
+    def send(path):
+        c = socket.create_connection((base_host, base_port), timeout=30)
+        c.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+                  f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        return c
+    def status(c):
+        try:
+            c.settimeout(30)
+            line = c.makefile("rb").readline().decode()
+        except OSError:
+            line = ""
+        c.close()
+        return line.split()[1] if line else "none"
+    conns = []
+    for i in range(5):
+        try:
+            conns.append(send(f"/upstream/hang/{i}"))
+        except OSError:
+            conns.append(None)
+    report("codes", ",".join(status(c) if c else "none" for c in conns))
+    s, _, _ = request("POST", "/upstream/hang/after", body=b"{}", timeout=30)
+    report("after", s)
+
 def probe_concurrent():
     results = []
     def one():
@@ -158,6 +198,31 @@ def probe_streams():
     for t in threads: t.join()
     report("streams_ok", ok[0])
     report("streams_statuses", json.dumps(statuses, sort_keys=True))
+
+def raw_status(head, body=b""):
+    """Sends head (bytes, request line and header lines, no final blank line) and body as they
+    are; returns the answer's status code, or "none"."""
+    c = socket.create_connection((base_host, base_port), timeout=10)
+    c.sendall(head + b"Host: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    line = c.makefile("rb").readline().decode("latin-1")
+    c.close()
+    return line.split()[1] if line else "none"
+
+def probe_headers():
+    """Header values with controls (RFC 9110 field-value): refused before anything goes upstream."""
+    bad = [b"User-Agent: a\rX-Inj-Cr: 1", b"User-Agent: a\rTransfer-Encoding: chunked",
+           b"Accept: a\x0bX-Inj-Vt: 1", b"User-Agent: a\x7fX-Inj-Del: 1",
+           b"Content-Type: application/json\x1bX-Inj-Esc: 1"]
+    smuggled = b"0\r\n\r\nGET /v1/forbidden-smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+    report("bad_header_codes", ",".join(raw_status(b"POST /upstream/raw/in HTTP/1.1\r\n" + h + b"\r\n", smuggled)
+                                        for h in bad))
+    # libmicrohttpd ends a value at a NUL and drops the rest of the line: the broker never
+    # sees it, so it cannot refuse it, but what follows the NUL must not reach the wire
+    report("nul_header_code", raw_status(b"GET /upstream/raw/in HTTP/1.1\r\nX-Request-Id: nul-marker\x00X-Inj-Nul: 1\r\n"))
+    good = [b"User-Agent: tab\tok-marker-1", b"User-Agent: caf\xe9 ok-marker-2"]
+    report("good_header_codes", ",".join(raw_status(b"GET /upstream/raw/in HTTP/1.1\r\n" + h + b"\r\n") for h in good))
+    report("bad_answer_codes", ",".join(raw_status(b"GET /upstream/raw/" + p + b" HTTP/1.1\r\n")
+                                        for p in (b"bad-header", b"folded-header")))
 
 def probe_mcp():
     """MCP over streamable HTTP through /mcp/tools/: initialize, tools/list, tools/call."""
@@ -229,6 +294,43 @@ def sse_events(path, headers, seconds=1.5):
         if data and "\n".join(data):
             events.append("\n".join(data))
     return events
+
+def probe_ambiguous():
+    """Bodies a case-insensitive or first-key-wins server would read otherwise than the policy."""
+    def post(path, body, session=None):
+        h = {"Accept": "application/json, text/event-stream"}
+        if session:
+            h["Mcp-Session-Id"] = session
+        s, headers, data = request("POST", path, body=body.encode(), headers=h)
+        try:
+            code = json.loads(data)["error"]["code"]
+        except Exception:
+            code = None
+        return s, headers, code
+    _, h, _ = post("/mcp/tools/mcp", '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":'
+                   '"2025-03-26","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}')
+    session = h.get("Mcp-Session-Id") or h.get("mcp-session-id")
+    mcp = ['{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search","Name":"delete_everything","arguments":{}}}',
+           '{"jsonrpc":"2.0","id":6,"method":"ping","Method":"tools/call","params":{"name":"delete_everything"}}',
+           '{"jsonrpc":"2.0","id":7,"method":"ping","METHOD":"tools/list"}',
+           '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"delete_everything","name":"search"}}',
+           '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search"},"param\u017f":{"name":"delete_everything"}}',
+           '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"search","\\u004eame":"delete_everything"}}',
+           '[{"jsonrpc":"2.0","id":11,"method":"ping","Method":"tools/call","params":{"name":"delete_everything"}}]',
+           '{"jsonrpc":"2.0","id":12,"Method":"tools/call","params":{"name":"delete_everything"}}']
+    results = [post("/mcp/tools/mcp", b, session) for b in mcp]
+    report("mcp_ambiguous_codes", ",".join(str(s) for s, _, _ in results))
+    report("mcp_ambiguous_rpc_codes", ",".join(str(c) for _, _, c in results))
+    v1 = ['{"model":"m","stream":1,"messages":[{"role":"user","content":"hi"}]}',
+          '{"model":"m","stream":"true","messages":[{"role":"user","content":"hi"}]}',
+          '{"model":"m","Stream":true,"messages":[{"role":"user","content":"hi"}]}',
+          '{"model":"m","stream":false,"stream":true,"messages":[{"role":"user","content":"hi"}]}',
+          '{"model":"m","stream":true,"stream_options":{"include_usage":true,"Include_Usage":false},"messages":[]}',
+          '{"model":"m","model":"other","messages":[{"role":"user","content":"hi"}]}',
+          '{"model":7,"messages":[{"role":"user","content":"hi"}]}']
+    report("v1_ambiguous_codes", ",".join(str(post("/v1/chat/completions", b)[0]) for b in v1))
+    s, _, _ = post("/v1/chat/completions", '{"model":"m","stream":false,"messages":[{"role":"user","content":"fine"}]}')
+    report("v1_plain", s)
 
 for p in os.environ.get("PROBES", "").split(","):
     if p:
