@@ -276,7 +276,9 @@ int cloister_conf_load(char * const *dirs, CloisterConf **ret) {
 }
 
 NetworkMode cloister_conf_default_network(const CloisterConf *c) {
-        return c->default_network >= 0 ? c->default_network : NETWORK_EGRESS;
+        /* Fail closed: with no DefaultNetwork= written anywhere (no cloister.conf, or one that
+         * replaces the shipped file and omits it), the sealed daemon-only, never egress. */
+        return c->default_network >= 0 ? c->default_network : NETWORK_DAEMON_ONLY;
 }
 
 const Upstream *cloister_conf_find_upstream(const CloisterConf *c, const char *name) {

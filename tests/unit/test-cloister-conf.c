@@ -69,7 +69,7 @@ static void test_nothing_configured(void) {
         is_int(l.r, 0, "no cloister.conf at all is fine");
         if (l.conf) {
                 is_int(l.conf->default_network, _NETWORK_MODE_UNSET, "DefaultNetwork= is unset");
-                is_int(cloister_conf_default_network(l.conf), NETWORK_EGRESS, "unset DefaultNetwork= means egress (§5)");
+                is_int(cloister_conf_default_network(l.conf), NETWORK_DAEMON_ONLY, "unset DefaultNetwork= means daemon-only (fail closed)");
                 ok(l.conf->allow_host_network <= 0, "AllowHostNetwork= is not yes");
                 is_u64(l.conf->defaults.memory, UNSET_U64, "Memory= has no built-in default");
                 is_int(l.conf->defaults.cpus_percent, 100, "built-in CPUs=1");
@@ -298,8 +298,8 @@ static void test_default_network(void) {
         }
 
         l = load("[Sandbox]\nDefaultNetwork=none\n", "50-unset.conf", "[Sandbox]\nDefaultNetwork=\n", NULL);
-        ok(l.r == 0 && l.conf && cloister_conf_default_network(l.conf) == NETWORK_EGRESS,
-           "an empty DefaultNetwork= resets to unset, which means egress");
+        ok(l.r == 0 && l.conf && cloister_conf_default_network(l.conf) == NETWORK_DAEMON_ONLY,
+           "an empty DefaultNetwork= resets to unset, which means daemon-only (fail closed)");
         load_done(&l);
 }
 

@@ -16,7 +16,7 @@ static void test_compiled_in(void) {
 
         is_int(l.r, 0, "a role with only Exec= and Memory= and no cloister.conf is accepted");
         if (r) {
-                is_int(r->network, NETWORK_EGRESS, "DefaultNetwork= unset: the mode is egress (§5)");
+                is_int(r->network, NETWORK_DAEMON_ONLY, "DefaultNetwork= unset: the mode is the sealed daemon-only (fail closed)");
                 ok(r->network_str == NULL, "Network= was not written");
                 is_int(r->limits.cpus_percent, 100, "compiled-in CPUs=1");
                 is_u64(r->limits.tasks, 256, "compiled-in Tasks=256");
@@ -100,7 +100,7 @@ static void test_from_cloister_conf(void) {
 
 static void test_network_modes(void) {
         static const struct { const char *conf, *role; NetworkMode expected; const char *what; } cases[] = {
-                { "", "", NETWORK_EGRESS, "DefaultNetwork= unset, Network= unset: egress" },
+                { "", "", NETWORK_DAEMON_ONLY, "DefaultNetwork= unset, Network= unset: daemon-only (fail closed)" },
                 { "DefaultNetwork=none\n", "", NETWORK_NONE, "DefaultNetwork=none" },
                 { "DefaultNetwork=daemon-only\n", "", NETWORK_DAEMON_ONLY, "DefaultNetwork=daemon-only" },
                 { "DefaultNetwork=egress\n", "", NETWORK_EGRESS, "DefaultNetwork=egress" },
@@ -147,7 +147,7 @@ static void test_endpoint_and_mode(void) {
         static const struct { const char *conf, *sandbox; bool accepted; const char *what; } cases[] = {
                 { "", "Network=egress\n", true, "[LLM] Endpoint= with Network=egress" },
                 { "AllowHostNetwork=yes\n", "Network=host\n", true, "[LLM] Endpoint= with Network=host" },
-                { "", "", true, "[LLM] Endpoint= with the default mode, egress" },
+                { "", "", false, "[LLM] Endpoint= with the default mode, daemon-only" },
                 { "DefaultNetwork=egress\n", "", true, "[LLM] Endpoint= with DefaultNetwork=egress" },
                 { "", "Network=daemon-only\n", false, "[LLM] Endpoint= with Network=daemon-only" },
                 { "", "Network=none\n", false, "[LLM] Endpoint= with Network=none" },
