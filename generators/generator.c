@@ -221,7 +221,9 @@ int generator_run(const char *dirs[3]) {
                 return 1;
         }
         if (cloister_conf_default_network(conf) == NETWORK_DAEMON_ONLY && !conf->broker_socket)
-                log_warning("DefaultNetwork=daemon-only but cloister.conf has no [Broker] Socket=: daemon-only roles get no broker socket and stay fully isolated.");
+                log_warning("Roles without Network= are daemon-only (%s) but cloister.conf has no [Broker] Socket=: "
+                            "daemon-only roles get no broker socket and stay fully isolated.",
+                            conf->default_network >= 0 ? "DefaultNetwork=daemon-only" : "no DefaultNetwork=: the sealed default");
 
         r = closed_surface_index_build(unit_dirs, dirs[0] ?: booted_generator_dir(unit_dirs), &idx);
         if (r < 0)
