@@ -40,6 +40,9 @@ int generator_write_unit_commented(const GeneratorOutput *o, const char *relpath
         FILE *f;
         int r;
 
+        r = unit_settings_check(s);
+        if (r < 0)
+                return r;
         if (!o->dir) {
                 printf("--- %s ---\n", relpath);
                 write_header(stdout, source, comments);

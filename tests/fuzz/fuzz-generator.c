@@ -12,9 +12,12 @@
  *    that smuggles a newline, a continuation or a closed key shows up here as a line;
  *  - lib/closed-surface.c's checker finds nothing in the output directory;
  *  - the output is byte-for-byte deterministic. */
+#include <ctype.h>
 #include <ftw.h>
 
 #include "closed-surface.h"
+#include "cmdline.h"
+#include "parse-util.h"
 #include "cloister-conf.h"
 #include "conf-files.h"
 #include "fuzz-util.h"
@@ -73,6 +76,32 @@ static char *read_all(const char *path) {
         return buf;
 }
 
+/* Every generated file (drop-ins, mounts, sidecar and project units): each line reads back
+ * as one comment, "[Section]" or "Key=Value", never continues onto the next, and is UTF-8,
+ * so no value the generator writes can smuggle a second assignment or make systemd refuse
+ * the unit without a file:line. */
+static void check_unit_syntax(const char *path, const char *text) {
+        _cleanup_free_ char *copy = strdup(text);
+        unsigned line = 0;
+
+        if (!copy)
+                abort();
+        fuzz_assert(utf8_is_valid(text), "%s: not UTF-8", path);
+        for (char *l = copy, *next; l; l = next) {
+                next = strchr(l, '\n');
+                if (next)
+                        *next++ = 0;
+                line++;
+                fuzz_assert(!unit_value_continues(l), "%s:%u: a continuation line: \"%s\"", path, line, l);
+                fuzz_assert(!strchr(l, '\r'), "%s:%u: a carriage return", path, line);
+                if (*l == 0 || *l == '#')
+                        continue;
+                fuzz_assert(*l == '[' ? l[strlen(l) - 1] == ']' && !strchr(l + 1, '[') :
+                            isalpha((unsigned char) *l) && strchr(l, '=') && !isspace((unsigned char) strchr(l, '=')[-1]),
+                            "%s:%u: neither \"[Section]\" nor \"Key=Value\": \"%s\"", path, line, l);
+        }
+}
+
 /* Returns the tree and sets *names / *n to the sorted relative paths (caller frees). */
 static char *tree_dump(const char *dir, char ***names, size_t *n) {
         char *s = NULL;
@@ -104,6 +133,7 @@ static char *tree_dump(const char *dir, char ***names, size_t *n) {
                 }
                 c = read_all(p);
                 fuzz_assert(c, "%s is readable", p);
+                check_unit_syntax(p, c);
                 fprintf(f, "%s\n%s\n", tree_names[i], c);
         }
         if (fclose(f) != 0)
@@ -233,7 +263,7 @@ static void check_dropin(const Role *role, const char *path, const char *text) {
                 if (next)
                         *next++ = 0;
                 line++;
-                fuzz_assert(!ends_with(l, "\\"), "%s:%u: a continuation line: \"%s\"", path, line, l);
+                fuzz_assert(!unit_value_continues(l), "%s:%u: a continuation line: \"%s\"", path, line, l);
                 if (*l == 0 || *l == '#')
                         continue;
                 if (*l == '[') {
