@@ -250,7 +250,7 @@ static bool endswith_str(const char *s, const char *suffix) {
 /* The profile is closed for runs as for agent@ROLE (§6): a role refused for an admin drop-in
  * that re-opens a closed surface is refused here too, and so is any admin unit file or
  * drop-in for agent-run@ units (there is no reason to have one). */
-static int check_closed_surfaces(const Role *role) {
+static int check_closed_surfaces(const Role *role, const CloisterConf *conf) {
         _cleanup_strv_free_ char **unit_dirs = NULL;
         ClosedSurfaceIndex idx = {};
         const char *reason;
@@ -259,7 +259,7 @@ static int check_closed_surfaces(const Role *role) {
 
         if (unit_search_path(gen, &unit_dirs) < 0 || closed_surface_index_build(unit_dirs, ctl_generator_dir(unit_dirs), &idx) < 0)
                 return log_oom();
-        reason = closed_surface_find(&idx, role->name);
+        reason = closed_surface_find(&idx, role, conf);
         r = reason ? log_error_errno(EPERM, "Role %s refuses to start: %s; so does a run of it.", role->name, reason) : 0;
         closed_surface_index_done(&idx);
         STRV_FOREACH(d, unit_dirs) {
@@ -295,7 +295,7 @@ static int prepare_role(const RunArgs *a, CloisterConf *conf, char * const *dirs
         r = load_run_role(a->role, conf, dirs, &role);
         if (r < 0)
                 return r;
-        r = check_closed_surfaces(role);
+        r = check_closed_surfaces(role, conf);
         if (r < 0)
                 return r;
         r = narrow_role(role, a, conf);
