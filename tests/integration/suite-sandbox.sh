@@ -246,6 +246,44 @@ rm -r /etc/systemd/system/agent@reopen.service.d
 systemctl daemon-reload
 check "closed surface: without the drop-in the same role runs" run_probe reopen
 
+# --- mount sources never resolved through a path an agent can write --------------------
+# An agent whose workspace has no .git plants "ln -s /run /workspace/.git"; another role's
+# Input= lies under a directory an agent writes (its Output=) and is swapped for a link to
+# /etc. cloister-stage opens every source with RESOLVE_NO_SYMLINKS: the start refuses,
+# naming the path, and nothing of the host's /run or /etc reaches a sandbox.
+mkdir -p /srv/ws-planted /srv/out/writer
+ln -s /run /srv/ws-planted/.git
+ln -s /etc /srv/out/writer/data
+cat > "$CFG/projects/planted.project" <<EOF2
+[Project]
+Workspace=/srv/ws-planted
+EOF2
+probe_role planted none
+sed -i 's/^Project=ws$/Project=planted/' "$CFG/roles/planted.role"
+probe_role reader none
+sed -i 's|^Input=/srv/in$|Input=/srv/out/writer/data|' "$CFG/roles/reader.role"
+systemctl daemon-reload
+for r in planted reader; do
+        systemctl start --wait "agent@$r.service" 2>/dev/null
+done
+check "symlinked source: a planted workspace .git -> /run fails the start" \
+        [ "$(systemctl show -P Result agent@planted.service)" = exit-code ]
+check "symlinked source: the journal names the path" bash -c \
+        'journalctl -b -u agent@planted.service | grep -q "Workspace= source /srv/ws-planted/.git: a path component is a symbolic link"'
+check "symlinked source: the agent never ran (so never saw the host's /run)" [ ! -e /srv/out/planted/probe.txt ]
+check "symlinked source: nothing is left staged" bash -c '! findmnt -rn -o TARGET | grep -q "^/run/cloister/stage/planted"'
+check "symlinked source: an Input= under another agent's Output= swapped for a link to /etc fails the start" \
+        [ "$(systemctl show -P Result agent@reader.service)" = exit-code ]
+check "symlinked source: the journal names that path" bash -c \
+        'journalctl -b -u agent@reader.service | grep -q "Input= source /srv/out/writer/data: a path component is a symbolic link"'
+check "symlinked source: the reader never ran" [ ! -e /srv/out/reader/probe.txt ]
+rm /srv/ws-planted/.git /srv/out/writer/data
+mkdir -p /srv/ws-planted/.git /srv/out/writer/data
+check "symlinked source: with real directories the same roles run" bash -c 'for r in planted reader; do
+        rm -f /srv/out/$r/probe.txt; systemctl start --wait agent@$r.service 2>/dev/null
+        grep -qx done=yes /srv/out/$r/probe.txt || exit 1; done'
+check "staging: the staged mounts are gone once the agent stops" bash -c '! findmnt -rn -o TARGET | grep -q "^/run/cloister/stage/"'
+
 # --- side doors: an alias, the role's own tmp mount, the kill/restart keys ---------------
 # Each is something systemd really merges into what the agent depends on (shown first for
 # the alias and the kill keys; a refused role gets no tmp mount unit to merge into), and
