@@ -256,6 +256,10 @@ static int add_exec_start(UnitSettings *s, const Role *role, const CloisterConf 
         for (size_t i = 0; i < role->n_read_only_mounts; i++)
                 fprintf(f, " --expect-mount=ReadOnlyMount=%s:%s",
                         role->read_only_mounts[i].source, role->read_only_mounts[i].target);
+        /* the shim inherits nothing an administrator could set (cloister-shim(8)): systemd's
+         * STATE_DIRECTORY= is passed on explicitly */
+        if (role->durability == DURABILITY_DURABLE)
+                fprintf(f, " --setenv=STATE_DIRECTORY=/var/lib/cloister/%s", role->name);
         STRV_FOREACH(svc, role->services) {
                 _cleanup_free_ char *var = service_socket_variable(*svc);
                 if (!var) {
