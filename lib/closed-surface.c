@@ -26,6 +26,7 @@ static const char *const generated_prefixes[] = {
 void closed_surface_index_done(ClosedSurfaceIndex *idx) {
         for (size_t i = 0; i < idx->n; i++) {
                 free(idx->findings[i].unit);
+                free(idx->findings[i].key);
                 free(idx->findings[i].reason);
         }
         idx->findings = mfree(idx->findings);
@@ -62,7 +63,7 @@ static bool allowed_key(const char *key) {
         return false;
 }
 
-static int add_finding(ClosedSurfaceIndex *idx, const char *unit, char *reason) {
+static int add_finding_key(ClosedSurfaceIndex *idx, const char *unit, const char *key, char *reason) {
         ClosedSurfaceFinding *f;
 
         if (!reason)
@@ -73,13 +74,34 @@ static int add_finding(ClosedSurfaceIndex *idx, const char *unit, char *reason) 
                 return -ENOMEM;
         }
         idx->findings = f;
-        f[idx->n] = (ClosedSurfaceFinding) { .unit = strdup(unit), .reason = reason };
-        if (!f[idx->n].unit) {
+        f[idx->n] = (ClosedSurfaceFinding) { .unit = strdup(unit), .key = key ? strdup(key) : NULL, .reason = reason };
+        if (!f[idx->n].unit || (key && !f[idx->n].key)) {
+                free(f[idx->n].unit);
+                free(f[idx->n].key);
                 free(reason);
                 return -ENOMEM;
         }
         idx->n++;
         return 0;
+}
+
+static int add_finding(ClosedSurfaceIndex *idx, const char *unit, char *reason) {
+        return add_finding_key(idx, unit, NULL, reason);
+}
+
+/* Keys one kind of unit may set beyond the allow-list, because they configure that unit's
+ * own job and reach no sandbox: cloister-deps@ is told where to find packages this way
+ * (cloister.project(5)); every package is hash-pinned, and the agents get the set
+ * read-only. */
+static const struct { const char *unit_prefix, *key; } unit_allowed[] = {
+        { "cloister-deps@", "Environment" },
+};
+
+static bool allowed_for_unit(const char *name, const char *key) {
+        for (size_t i = 0; key && i < ELEMENTSOF(unit_allowed); i++)
+                if (startswith(name, unit_allowed[i].unit_prefix) && streq(key, unit_allowed[i].key))
+                        return true;
+        return false;
 }
 
 /* Why a drop-in's `key` in `section` may not stay, or NULL. The allow-list decides: a key in
@@ -144,7 +166,7 @@ static int scan_dropin(ClosedSurfaceIndex *idx, const char *unit, const char *pa
                 {
                         char *why = judge_key(path, lineno, section, s);
                         if (why) {
-                                int r = add_finding(idx, unit, why);
+                                int r = add_finding_key(idx, unit, s, why);
                                 if (r < 0)
                                         return r;
                         }
@@ -420,7 +442,7 @@ const char *closed_surface_find_units(const ClosedSurfaceIndex *idx, char * cons
                         return "out of memory while checking drop-ins";
         for (size_t i = 0; i < idx->n; i++)
                 STRV_FOREACH(n, names)
-                        if (dropin_applies(idx->findings[i].unit, *n))
+                        if (dropin_applies(idx->findings[i].unit, *n) && !allowed_for_unit(*n, idx->findings[i].key))
                                 return idx->findings[i].reason;
         return NULL;
 }

@@ -19,6 +19,7 @@
 
 typedef struct ClosedSurfaceFinding {
         char *unit;      /* the unit name the file applies to: "agent@.service", "agent@x-.service", "service", "run-cloister-tmp-x.mount" */
+        char *key;       /* the key a drop-in sets, or NULL (a unit file, an unreadable drop-in) */
         char *reason;    /* "path:line: PrivateNetwork= re-opens a closed surface (network)" */
 } ClosedSurfaceFinding;
 

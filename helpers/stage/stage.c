@@ -47,28 +47,75 @@ static int openat2_nofollow(const char *path, int *ret_fd) {
         return 0;
 }
 
+static int openat2_beneath(int dirfd, const char *path, int *ret_fd) {
+        struct open_how how = {
+                .flags = O_PATH | O_CLOEXEC,
+                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
+        };
+        int fd = (int) syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
+/* The dependency-set link "@LINK", LINK being <deps_dir>/by-project/<project>/<ecosystem>
+ * (deps-install.c writes "../../<ecosystem>-<sha256>" there). deps_dir itself is taken as
+ * systemd lays it out (CacheDirectory= under DynamicUser= makes it a symlink into
+ * /var/cache/private, in root-owned directories); below it nothing is followed: the link's
+ * directory is opened beneath it without symlinks, the link read there, and its target must
+ * name an entry of deps_dir, opened the same way. */
+static int open_deps_link(const char *link, const char *deps_dir, int *ret_fd, const char **ret_reason) {
+        _cleanup_close_ int root = open(deps_dir, O_PATH | O_DIRECTORY | O_CLOEXEC), dfd = -1;
+        _cleanup_free_ char *dir = NULL;
+        size_t dl = strlen(deps_dir);
+        const char *rel, *name;
+        char target[PATH_MAX];
+        ssize_t l;
+        int r;
+
+        if (root < 0)
+                return errno == ENOENT ? -ENOENT : (*ret_reason = "the dependency cache cannot be opened", -errno);
+        if (strncmp(link, deps_dir, dl) != 0 || link[dl] != '/')
+                return *ret_reason = "is not in the dependency cache", -EPERM;
+        rel = link + dl + 1;
+        dir = strndup(rel, (size_t) (strrchr(rel, '/') ? strrchr(rel, '/') - rel : 0));
+        if (!dir)
+                return -ENOMEM;
+        r = openat2_beneath(root, *dir ? dir : ".", &dfd);
+        if (r == -ENOENT)
+                return r;
+        if (r < 0)
+                return *ret_reason = r == -ELOOP ? "a path component is a symbolic link" : "cannot be opened", r;
+        l = readlinkat(dfd, strrchr(link, '/') + 1, target, sizeof target - 1);
+        if (l < 0) {
+                if (errno == ENOENT)
+                        return -ENOENT;
+                *ret_reason = errno == EINVAL ? "is not a symbolic link" : "cannot be read";
+                return -errno;
+        }
+        target[l] = 0;
+        name = startswith(target, "../../");
+        if (!name && strncmp(target, deps_dir, dl) == 0 && target[dl] == '/')
+                name = target + dl + 1;
+        if (!name || !*name || strchr(name, '/') || name[0] == '.')
+                return *ret_reason = "points outside the dependency cache", -EPERM;
+        r = openat2_beneath(root, name, ret_fd);
+        if (r < 0 && r != -ENOENT)
+                *ret_reason = r == -ELOOP ? "a path component is a symbolic link" : "cannot be opened";
+        return r;
+}
+
 int stage_open_source(const char *source, const char *deps_dir, int *ret_fd, const char **ret_reason) {
         _cleanup_close_ int fd = -1;
-        char target[PATH_MAX];
         struct stat st;
         int r;
 
         *ret_reason = NULL;
-        if (source[0] == '@') {
-                ssize_t l = readlink(source + 1, target, sizeof target - 1);
-                size_t dl = strlen(deps_dir);
-                if (l < 0) {
-                        if (errno == ENOENT)
-                                return -ENOENT;
-                        *ret_reason = errno == EINVAL ? "is not a symbolic link" : "cannot be read";
-                        return -errno;
-                }
-                target[l] = 0;
-                if (strncmp(target, deps_dir, dl) != 0 || target[dl] != '/' || strstr(target, "/.."))
-                        return *ret_reason = "points outside the dependency cache", -EPERM;
-                source = target;
-        }
-        r = openat2_nofollow(source, &fd);
+        r = source[0] == '@' ? open_deps_link(source + 1, deps_dir, &fd, ret_reason) : openat2_nofollow(source, &fd);
+        if (source[0] == '@' && r < 0)
+                return r;
         if (r == -ENOENT)
                 return r;
         if (r == -ELOOP)

@@ -20,8 +20,9 @@ int stage_mount_parse(char *arg, StageMount *ret);
 
 /* Opens `source` with openat2(RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS), so that no path
  * component is followed, as an O_PATH descriptor of a directory or regular file. "@LINK" is
- * a dependency-set link: the one symlink read is LINK itself, whose target must lie in
- * `deps_dir`, and the target is then opened the same way. -ENOENT if it does not exist;
+ * a dependency-set link: the one symlink read is LINK itself (in a directory opened the same
+ * way), whose target must name an entry of `deps_dir` ("../../NAME" or "<deps_dir>/NAME"),
+ * which is then opened the same way. -ENOENT if it does not exist;
  * -ELOOP (a symlink on the way) and others with *ret_reason set. */
 int stage_open_source(const char *source, const char *deps_dir, int *ret_fd, const char **ret_reason);
 
