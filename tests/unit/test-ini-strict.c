@@ -271,7 +271,7 @@ static void test_refused(void) {
         check_refused_line("a Latin-1 byte in Exec=", "Exec=/bin/echo caf\xe9", "not valid UTF-8");
         check_refused_line("a stray continuation byte in Environment=", "Environment=A=\x80", "not valid UTF-8");
         check_refused_line("a truncated sequence", "Description=\xc3", "not valid UTF-8");
-        check_refused_line("an overlong \"/\"", "Exec=/bin/cat \xc0\xaf" "etc/passwd", "not valid UTF-8");
+        check_refused_line("an overlong slash", "Exec=/bin/cat \xc0\xaf" "etc/passwd", "not valid UTF-8");
         check_refused_line("a UTF-16 surrogate", "Description=\xed\xa0\x80", "not valid UTF-8");
         check_refused_line("a code point above U+10FFFF", "Description=\xf4\x90\x80\x80", "not valid UTF-8");
         check_refused_line("a non-UTF-8 byte in a comment", "# caf\xe9", "not valid UTF-8");
