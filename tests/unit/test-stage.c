@@ -23,6 +23,13 @@ static int try_open(const char *rel, const char **reason) {
         return r;
 }
 
+static void cleanup(void) {
+        _cleanup_free_ char *cmd = strprintf("rm -rf '%s'", dir);
+
+        if (!cmd || system(cmd) != 0)
+                diag("could not remove %s", dir);
+}
+
 static void mk(const char *rel) {
         _cleanup_free_ char *p = strprintf("%s/%s", dir, rel);
         assert_se(mkdir(p, 0755) == 0);
@@ -49,6 +56,14 @@ int main(void) {
         ln("q-real", "deps/by-project/q");
         ln("../../pip-abc", "deps/by-project/q-real/pip");
 
+        if (try_open("ws/real", &reason) == -ENOSYS) {
+                /* valgrind 3.19 (Debian 12) does not know openat2(2); cloister-stage then
+                 * refuses every start ("cannot be opened"), which is closed, not open */
+                tap_skip("openat2(2) is not available here (valgrind before 3.20 does not know it)");
+                is_str(reason, "cannot be opened", "without openat2(2) a source is refused, never followed");
+                cleanup();
+                return tap_done();
+        }
         is_int(try_open("ws/real", &reason), 0, "a plain directory opens");
         is_int(try_open("ws/.git", &reason), -ELOOP, "a planted workspace .git -> /run is refused (ELOOP)");
         is_str(reason, "a path component is a symbolic link", "...and the reason says why");
@@ -67,10 +82,6 @@ int main(void) {
         ok(stage_mount_parse(bad2, &m) < 0, "a relative SOURCE is refused");
         ok(!stage_instance_is_valid("..") && !stage_instance_is_valid("a/b") && stage_instance_is_valid("role.0123abcd"),
            "instances: no '..', no '/'; run instances allowed");
-        {
-                _cleanup_free_ char *cmd = strprintf("rm -rf '%s'", dir);
-                if (!cmd || system(cmd) != 0)
-                        diag("could not remove %s", dir);
-        }
+        cleanup();
         return tap_done();
 }
