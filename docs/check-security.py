@@ -49,7 +49,7 @@ SOURCES = {
     "nspawn-mcp-sdk": read("tests/integration/suite-mcp-sdk.sh"),
     "ctl": read("tests/ctl/*.sh"),
     "cloister-deps": read("tests/deps/test-cloister-deps.sh"),
-    "unit": read("tests/unit/test-*.c", "tests/deps/test-deps.c"),
+    "unit": read("tests/unit/test-*.c", "tests/deps/test-deps.c", "policy/check-keys.py"),
     "fuzz": "\n".join(os.path.basename(p)[:-2] for p in glob.glob(os.path.join(root, "tests/fuzz/fuzz-*.c"))),
     "battery": read("tests/battery/*.c", "tests/integration/suite-battery.sh"),
     "VM": read("tests/vm/*.sh"),

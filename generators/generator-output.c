@@ -40,6 +40,15 @@ int generator_write_unit_commented(const GeneratorOutput *o, const char *relpath
         FILE *f;
         int r;
 
+        r = unit_settings_check(s);
+        if (r < 0)
+                return r;
+        /* the header's comment lines must stay comment lines */
+        if (strpbrk(source, "\n\r"))
+                return log_error_errno(EINVAL, "Refusing to write %s: its source path holds a line break.", relpath);
+        STRV_FOREACH(c, comments)
+                if (strpbrk(*c, "\n\r"))
+                        return log_error_errno(EINVAL, "Refusing to write %s: a header comment holds a line break.", relpath);
         if (!o->dir) {
                 printf("--- %s ---\n", relpath);
                 write_header(stdout, source, comments);

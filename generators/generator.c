@@ -128,7 +128,7 @@ static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, c
                         rejected = true;
                         continue;
                 }
-                reason = closed_surface_find(idx, role->name);
+                reason = closed_surface_find(idx, role, conf);
                 if (reason) {
                         log_error("Role %s refuses to start: %s.", role->name, reason);
                         rejected = true;

@@ -2,21 +2,37 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
+#include <sys/stat.h>
 
 #include "closed-surface.h"
 #include "conf-files.h"
+#include "deps.h"
 #include "log.h"
 #include "policy.h"
+#include "project.h"
 
-#define OWN_DROPIN "50-cloister.conf"
+/* What the generator itself writes into its directory: not admin drop-ins. */
+static const char *const own_dropins[] = { "50-cloister.conf", "50-credentials.conf" };
+
+/* Unit files cloister ships once: a second copy anywhere replaces the locked one. */
+static const char *const shipped_units[] = { "agent@.service", "cloister-broker.socket" };
+
+/* Unit names the generator (or cloisterctl run) writes: an admin unit file of the same
+ * name, anywhere but the generator's own directory, replaces it. */
+static const char *const generated_prefixes[] = {
+        "agent@", "sidecar@", "cloister-deps@", "run-cloister-tmp-", "run-cloister-var\\x2dtmp-",
+};
 
 void closed_surface_index_done(ClosedSurfaceIndex *idx) {
         for (size_t i = 0; i < idx->n; i++) {
                 free(idx->findings[i].unit);
+                free(idx->findings[i].key);
                 free(idx->findings[i].reason);
         }
         idx->findings = mfree(idx->findings);
         idx->n = 0;
+        idx->alias_from = strv_free(idx->alias_from);
+        idx->alias_to = strv_free(idx->alias_to);
 }
 
 int unit_search_path(const char *generator_dirs[3], char ***ret) {
@@ -33,7 +49,6 @@ int unit_search_path(const char *generator_dirs[3], char ***ret) {
         return search_path_from_env("SYSTEMD_UNIT_PATH", defaults, ELEMENTSOF(defaults), ret);
 }
 
-
 static const ClosedSurface *closed_key(const char *key) {
         for (const ClosedSurface *c = policy_closed_surfaces; c->key; c++)
                 if (streq(c->key, key))
@@ -41,7 +56,14 @@ static const ClosedSurface *closed_key(const char *key) {
         return NULL;
 }
 
-static int add_finding(ClosedSurfaceIndex *idx, const char *unit, char *reason) {
+static bool allowed_key(const char *key) {
+        for (const char *const *a = policy_dropin_allowed; *a; a++)
+                if (streq(*a, key))
+                        return true;
+        return false;
+}
+
+static int add_finding_key(ClosedSurfaceIndex *idx, const char *unit, const char *key, char *reason) {
         ClosedSurfaceFinding *f;
 
         if (!reason)
@@ -52,8 +74,10 @@ static int add_finding(ClosedSurfaceIndex *idx, const char *unit, char *reason) 
                 return -ENOMEM;
         }
         idx->findings = f;
-        f[idx->n] = (ClosedSurfaceFinding) { .unit = strdup(unit), .reason = reason };
-        if (!f[idx->n].unit) {
+        f[idx->n] = (ClosedSurfaceFinding) { .unit = strdup(unit), .key = key ? strdup(key) : NULL, .reason = reason };
+        if (!f[idx->n].unit || (key && !f[idx->n].key)) {
+                free(f[idx->n].unit);
+                free(f[idx->n].key);
                 free(reason);
                 return -ENOMEM;
         }
@@ -61,11 +85,46 @@ static int add_finding(ClosedSurfaceIndex *idx, const char *unit, char *reason) 
         return 0;
 }
 
-/* systemd unit syntax, not INI: only key names matter here, and continuation lines (a
- * trailing backslash) belong to the key above them. */
+static int add_finding(ClosedSurfaceIndex *idx, const char *unit, char *reason) {
+        return add_finding_key(idx, unit, NULL, reason);
+}
+
+/* Keys one kind of unit may set beyond the allow-list, because they configure that unit's
+ * own job and reach no sandbox: cloister-deps@ is told where to find packages this way
+ * (cloister.project(5)); every package is hash-pinned, and the agents get the set
+ * read-only. */
+static const struct { const char *unit_prefix, *key; } unit_allowed[] = {
+        { "cloister-deps@", "Environment" },
+};
+
+static bool allowed_for_unit(const char *name, const char *key) {
+        for (size_t i = 0; key && i < ELEMENTSOF(unit_allowed); i++)
+                if (startswith(name, unit_allowed[i].unit_prefix) && streq(key, unit_allowed[i].key))
+                        return true;
+        return false;
+}
+
+/* Why a drop-in's `key` in `section` may not stay, or NULL. The allow-list decides: a key in
+ * neither list (one a newer systemd added) is refused until someone classifies it. */
+static char *judge_key(const char *path, unsigned line, const char *section, const char *key) {
+        const ClosedSurface *c;
+
+        if (section && startswith(section, "X-"))
+                return NULL; /* systemd ignores extension sections */
+        if (allowed_key(key))
+                return NULL;
+        c = closed_key(key);
+        if (c)
+                return strprintf("%s:%u: %s= re-opens a closed surface (%s)", path, line, c->key, c->surface);
+        return strprintf("%s:%u: %s= is not a setting cloister has classified, so it may re-open anything "
+                         "(policy/dropin-allowed.list)", path, line, key);
+}
+
+/* systemd unit syntax, not INI: only section and key names matter here, and continuation
+ * lines (an odd run of trailing backslashes) belong to the key above them. */
 static int scan_dropin(ClosedSurfaceIndex *idx, const char *unit, const char *path) {
         _cleanup_fclose_ FILE *f = fopen(path, "re");
-        _cleanup_free_ char *line = NULL;
+        _cleanup_free_ char *line = NULL, *section = NULL;
         size_t size = 0;
         unsigned lineno = 0;
         bool continued = false;
@@ -77,32 +136,52 @@ static int scan_dropin(ClosedSurfaceIndex *idx, const char *unit, const char *pa
         while ((n = getline(&line, &size, f)) >= 0) {
                 char *s = line, *eq;
                 bool was_continued = continued;
-                const ClosedSurface *c;
+                size_t bs = 0;
 
                 lineno++;
                 while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
                         line[--n] = 0;
-                continued = n > 0 && line[n - 1] == '\\';
+                while ((size_t) n > bs && line[n - 1 - bs] == '\\')
+                        bs++;
+                continued = bs % 2 == 1;
                 if (was_continued)
                         continue;
                 s += strspn(s, " \t");
-                if (*s == '#' || *s == ';' || *s == '[' || !*s)
+                if (*s == '#' || *s == ';' || !*s)
                         continue;
+                if (*s == '[') {
+                        char *e = strchr(s, ']');
+                        free(section);
+                        section = e ? strndup(s + 1, (size_t) (e - s - 1)) : NULL;
+                        if (e && !section)
+                                return -ENOMEM;
+                        continue;
+                }
                 eq = strchr(s, '=');
                 if (!eq)
                         continue;
                 while (eq > s && isspace((unsigned char) eq[-1]))
                         eq--;
                 *eq = 0;
-                c = closed_key(s);
-                if (c) {
-                        int r = add_finding(idx, unit, strprintf("%s:%u: %s= re-opens a closed surface (%s)",
-                                                                  path, lineno, c->key, c->surface));
-                        if (r < 0)
-                                return r;
+                {
+                        char *why = judge_key(path, lineno, section, s);
+                        if (why) {
+                                int r = add_finding_key(idx, unit, s, why);
+                                if (r < 0)
+                                        return r;
+                        }
                 }
         }
         return 0;
+}
+
+static bool is_own_dropin(const char *dir, const char *own_dir, const char *name) {
+        if (!own_dir || !streq(dir, own_dir))
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(own_dropins); i++)
+                if (streq(name, own_dropins[i]))
+                        return true;
+        return false;
 }
 
 static int scan_dropin_dir(ClosedSurfaceIndex *idx, const char *dir, const char *name,
@@ -119,20 +198,102 @@ static int scan_dropin_dir(ClosedSurfaceIndex *idx, const char *dir, const char 
         if (!unit)
                 return -ENOMEM;
         r = conf_files_list(dirs, NULL, ".conf", &files);
-        for (size_t i = 0; r >= 0 && i < files.n; i++) {
-                if (own_dir && streq(dir, own_dir) && streq(files.files[i].name, OWN_DROPIN))
-                        continue;
-                r = scan_dropin(idx, unit, files.files[i].path);
-        }
+        for (size_t i = 0; r >= 0 && i < files.n; i++)
+                if (!is_own_dropin(dir, own_dir, files.files[i].name))
+                        r = scan_dropin(idx, unit, files.files[i].path);
         conf_file_list_done(&files);
         return r;
 }
 
+static const char *unit_type(const char *name) {
+        static const char *const types[] = { ".service", ".socket", ".mount" };
+
+        for (size_t i = 0; i < ELEMENTSOF(types); i++)
+                if (endswith(name, types[i]) && strlen(name) > strlen(types[i]))
+                        return types[i];
+        return NULL;
+}
+
+static bool is_generated_name(const char *n) {
+        for (size_t i = 0; i < ELEMENTSOF(generated_prefixes); i++)
+                if (startswith(n, generated_prefixes[i]))
+                        return true;
+        return false;
+}
+
+static bool is_shipped_name(const char *n) {
+        for (size_t i = 0; i < ELEMENTSOF(shipped_units); i++)
+                if (streq(n, shipped_units[i]))
+                        return true;
+        return false;
+}
+
+/* One top-level entry of a unit directory. */
+static int scan_entry(ClosedSurfaceIndex *idx, const char *dir, const char *n, const char *own_dir,
+                      char ***shipped_seen) {
+        _cleanup_free_ char *p = strprintf("%s/%s", dir, n);
+        size_t l = strlen(n);
+        char target[PATH_MAX];
+        ssize_t tl;
+
+        if (!p)
+                return -ENOMEM;
+        if (l > 2 && streq(n + l - 2, ".d")) {
+                _cleanup_free_ char *u = strndup(n, l - 2);
+                if (!u)
+                        return -ENOMEM;
+                if (unit_type(u) || streq(u, "service") || streq(u, "socket") || streq(u, "mount"))
+                        return scan_dropin_dir(idx, dir, n, own_dir);
+                return 0;
+        }
+        if (!unit_type(n) || path_is_masked(p)) /* masked: closes, does not open */
+                return 0;
+
+        /* A symlink to another unit name is an alias: systemd merges the alias's drop-ins
+         * (and its template's) into the unit it points to. */
+        tl = readlink(p, target, sizeof target - 1);
+        if (tl > 0) {
+                const char *base;
+                target[tl] = 0;
+                base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+                if (!streq(base, n) && unit_type(base)) {
+                        if (strv_extend(&idx->alias_from, n) < 0 || strv_extend(&idx->alias_to, base) < 0)
+                                return -ENOMEM;
+                        if (!is_generated_name(n) && !is_shipped_name(n))
+                                return 0;
+                }
+        }
+
+        if (is_shipped_name(n)) {
+                /* the first one seen is the highest-priority copy: the one that replaces */
+                STRV_FOREACH(seen, *shipped_seen)
+                        if (streq(strrchr(*seen, '/') + 1, n))
+                                return add_finding(idx, n, strprintf("%s: replaces the locked %s%s", *seen, n,
+                                                                     streq(n, "agent@.service") ? " template" : " shipped by cloister"));
+                return strv_extend(shipped_seen, p);
+        }
+        if (is_generated_name(n) && !(own_dir && streq(dir, own_dir))) {
+                if (startswith(n, "agent@") && endswith(n, ".socket")) {
+                        _cleanup_free_ char *unit = strprintf("%.*s.service", (int) (l - 7), n);
+                        return unit ? add_finding(idx, unit, strprintf("%s: a socket unit would hand file descriptors to the agent", p)) : -ENOMEM;
+                }
+                return add_finding(idx, n, startswith(n, "agent@") ?
+                                   strprintf("%s: a unit file replaces the locked agent@.service template", p) :
+                                   strprintf("%s: a unit file replaces the unit cloister generates", p));
+        }
+        return 0;
+}
+
 int closed_surface_index_build(char * const *dirs, const char *own_dir, ClosedSurfaceIndex *ret) {
         ClosedSurfaceIndex idx = {};
-        _cleanup_free_ char *template = NULL; /* the lowest-priority agent@.service: the shipped one */
-        _cleanup_strv_free_ char **seen = calloc(1, sizeof(char *)), **names = NULL;
-        int r = seen ? 0 : -ENOMEM;
+        _cleanup_strv_free_ char **seen = calloc(1, sizeof(char *)), **names = NULL,
+                **shipped_seen = calloc(1, sizeof(char *));
+        int r = seen && shipped_seen ? 0 : -ENOMEM;
+
+        idx.alias_from = calloc(1, sizeof(char *));
+        idx.alias_to = calloc(1, sizeof(char *));
+        if (!idx.alias_from || !idx.alias_to)
+                r = -ENOMEM;
 
         STRV_FOREACH(d, dirs) {
                 _cleanup_(closedir_p) DIR *dir = NULL;
@@ -158,39 +319,9 @@ int closed_surface_index_build(char * const *dirs, const char *own_dir, ClosedSu
                         if (de->d_name[0] != '.' && strv_extend(&names, de->d_name) < 0)
                                 r = -ENOMEM;
                 strv_sort(names);
-                STRV_FOREACH(np, names) {
-                        const char *n = *np;
-                        size_t l = strlen(n);
-
-                        if (r < 0)
-                                break;
-
-                        if (streq(n, "service.d") ||
-                            (startswith(n, "agent@") && l > 10 && streq(n + l - 10, ".service.d")))
-                                r = scan_dropin_dir(&idx, *d, n, own_dir);
-                        else if (streq(n, "agent@.service")) {
-                                if (template)
-                                        r = add_finding(&idx, "agent@.service",
-                                                        strprintf("%s: replaces the locked agent@.service template", template));
-                                free(template);
-                                template = strprintf("%s/%s", *d, n);
-                                if (!template)
-                                        r = -ENOMEM;
-                        } else if (startswith(n, "agent@") && l > 7 && streq(n + l - 7, ".socket")) {
-                                _cleanup_free_ char *p = strprintf("%s/%s", *d, n);
-                                _cleanup_free_ char *unit = strprintf("%.*s.service", (int) (l - 7), n);
-                                if (!p || !unit)
-                                        r = -ENOMEM;
-                                else if (!path_is_masked(p))
-                                        r = add_finding(&idx, unit, strprintf("%s: a socket unit would hand file descriptors to the agent", p));
-                        } else if (startswith(n, "agent@") && l > 8 && streq(n + l - 8, ".service")) {
-                                _cleanup_free_ char *p = strprintf("%s/%s", *d, n);
-                                if (!p)
-                                        r = -ENOMEM;
-                                else if (!path_is_masked(p)) /* masked: closes, does not open */
-                                        r = add_finding(&idx, n, strprintf("%s: a unit file replaces the locked agent@.service template", p));
-                        }
-                }
+                STRV_FOREACH(np, names)
+                        if (r >= 0)
+                                r = scan_entry(&idx, *d, *np, own_dir, &shipped_seen);
         }
         if (r < 0) {
                 closed_surface_index_done(&idx);
@@ -200,21 +331,126 @@ int closed_surface_index_build(char * const *dirs, const char *own_dir, ClosedSu
         return 0;
 }
 
-const char *closed_surface_find(const ClosedSurfaceIndex *idx, const char *role) {
-        for (size_t i = 0; i < idx->n; i++) {
-                const char *u = idx->findings[i].unit, *inst;
-                size_t l;
+/* "prefix@instance.type" → "prefix@.type"; NULL if `name` is no instance. */
+static char *template_of(const char *name) {
+        const char *at = strchr(name, '@'), *type = unit_type(name);
 
-                if (streq(u, "service") || streq(u, "agent@.service"))
-                        return idx->findings[i].reason;
-                inst = startswith(u, "agent@");
-                if (!inst)
-                        continue;
-                l = strlen(inst) - strlen(".service");
-                /* agent@<role>.service, or a dash prefix of it: agent@a-.service for role a-b */
-                if ((strlen(role) == l && strncmp(inst, role, l) == 0) ||
-                    (l > 0 && inst[l - 1] == '-' && strlen(role) > l && strncmp(inst, role, l) == 0))
-                        return idx->findings[i].reason;
+        if (!at || !type || at + 1 >= name + strlen(name) - strlen(type))
+                return NULL;
+        return strprintf("%.*s%s", (int) (at - name + 1), name, type);
+}
+
+/* "prefix@.type" */
+static bool is_template(const char *name) {
+        const char *at = strchr(name, '@');
+
+        return at && unit_type(name) && at + 1 == name + strlen(name) - strlen(unit_type(name));
+}
+
+/* Adds `name` and every alias that resolves to it (by instance through a template alias
+ * too), until nothing new is found. */
+static int add_with_aliases(const ClosedSurfaceIndex *idx, const char *name, char ***names) {
+        bool grew = true;
+        int r = strv_contains(*names, name) ? 0 : strv_extend(names, name);
+
+        for (unsigned round = 0; r >= 0 && grew && round < 16; round++) {
+                grew = false;
+                for (size_t i = 0; r >= 0 && idx->alias_from && idx->alias_from[i]; i++) {
+                        const char *from = idx->alias_from[i], *to = idx->alias_to[i];
+                        STRV_FOREACH(n, *names) {
+                                _cleanup_free_ char *tmpl = template_of(*n), *inst = NULL;
+                                const char *add = NULL;
+                                if (streq(*n, to))
+                                        add = from;
+                                else if (tmpl && streq(tmpl, to) && is_template(from)) {
+                                        /* web@.service → agent@.service: web@x.service is agent@x.service */
+                                        const char *at = strchr(*n, '@');
+                                        inst = strprintf("%.*s%s", (int) (strchr(from, '@') - from + 1), from, at + 1);
+                                        if (!inst)
+                                                return -ENOMEM;
+                                        add = inst;
+                                }
+                                if (add && !strv_contains(*names, add)) {
+                                        r = strv_extend(names, add);
+                                        grew = true;
+                                        break; /* *names moved */
+                                }
+                        }
+                }
         }
+        return r;
+}
+
+/* Does a drop-in directory for `unit` (as the index names it) apply to `name`? systemd reads
+ * <name>.d, its template's, every dash prefix's ("run-cloister-.mount.d" for
+ * "run-cloister-tmp-x.mount") and the top-level "<type>.d". */
+static bool dropin_applies(const char *unit, const char *name) {
+        const char *type = unit_type(name);
+        _cleanup_free_ char *tmpl = template_of(name);
+        size_t stem;
+
+        if (!type)
+                return false;
+        if (streq(unit, name) || (tmpl && streq(unit, tmpl)) || streq(unit, type + 1))
+                return true;
+        stem = strlen(name) - strlen(type);
+        for (size_t i = 0; i < stem; i++)
+                if (name[i] == '-' && strlen(unit) == i + 1 + strlen(type) &&
+                    strncmp(unit, name, i + 1) == 0 && streq(unit + i + 1, type))
+                        return true;
+        return false;
+}
+
+int closed_surface_role_units(const Role *role, const CloisterConf *conf, char ***ret) {
+        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
+        _cleanup_free_ char *agent = strprintf("agent@%s.service", role->name);
+        _cleanup_free_ char *tmp = strprintf("run-cloister-tmp-%s.mount", role->name);
+        _cleanup_free_ char *vtmp = strprintf("run-cloister-var\\x2dtmp-%s.mount", role->name);
+        int r = l && agent && tmp && vtmp ? 0 : -ENOMEM;
+
+        if (r >= 0)
+                r = strv_extend(&l, agent);
+        if (r >= 0)
+                r = strv_extend(&l, tmp);
+        if (r >= 0)
+                r = strv_extend(&l, vtmp);
+        STRV_FOREACH(svc, role->services) {
+                _cleanup_free_ char *s = strprintf("sidecar@%s.socket", *svc);
+                if (r >= 0)
+                        r = s ? strv_extend(&l, s) : -ENOMEM;
+        }
+        if (r >= 0 && role->network == NETWORK_DAEMON_ONLY && conf && conf->broker_socket)
+                r = strv_extend(&l, "cloister-broker.socket");
+        for (DepsEcosystem e = 0; r >= 0 && e < _DEPS_ECOSYSTEM_MAX; e++)
+                if (role->deps[e] && role->project) {
+                        _cleanup_free_ char *u = project_deps_unit(role->project);
+                        r = u ? (strv_contains(l, u) ? 0 : strv_extend(&l, u)) : -ENOMEM;
+                }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+const char *closed_surface_find_units(const ClosedSurfaceIndex *idx, char * const *units) {
+        _cleanup_strv_free_ char **names = calloc(1, sizeof(char *));
+
+        if (!names)
+                return "out of memory while checking drop-ins";
+        STRV_FOREACH(u, units)
+                if (add_with_aliases(idx, *u, &names) < 0)
+                        return "out of memory while checking drop-ins";
+        for (size_t i = 0; i < idx->n; i++)
+                STRV_FOREACH(n, names)
+                        if (dropin_applies(idx->findings[i].unit, *n) && !allowed_for_unit(*n, idx->findings[i].key))
+                                return idx->findings[i].reason;
         return NULL;
+}
+
+const char *closed_surface_find(const ClosedSurfaceIndex *idx, const Role *role, const CloisterConf *conf) {
+        _cleanup_strv_free_ char **units = NULL;
+
+        if (closed_surface_role_units(role, conf, &units) < 0)
+                return "out of memory while checking drop-ins";
+        return closed_surface_find_units(idx, units);
 }

@@ -130,8 +130,16 @@ char *unit_env_quote(const char *assignment) {
         return quote(assignment, false);
 }
 
+bool unit_value_continues(const char *v) {
+        size_t n = 0;
+
+        for (size_t l = strlen(v); l > n && v[l - n - 1] == '\\'; )
+                n++;
+        return n % 2 == 1;
+}
+
 char *unit_specifier_escape(const char *s) {
-        char *r = malloc(strlen(s) * 2 + 1), *t;
+        char *r = malloc(strlen(s) * 2 + 2), *t;
 
         if (!r)
                 return NULL;
@@ -142,5 +150,9 @@ char *unit_specifier_escape(const char *s) {
                 *t++ = *s;
         }
         *t = 0;
+        /* systemd joins a line that ends in an odd number of backslashes with the next one;
+         * free text has no escape for it, so the last one is doubled (shown as "\\"). */
+        if (unit_value_continues(r))
+                strcpy(t, "\\");
         return r;
 }

@@ -15,5 +15,11 @@ char *unit_exec_quote(const char *word);
 /* The same for one Environment= assignment, where "$" is literal already. */
 char *unit_env_quote(const char *assignment);
 
-/* Escapes a value for a unit-file setting where % specifiers expand ("%" → "%%"). */
+/* Escapes a free-text value (Description=) for a unit-file setting where % specifiers
+ * expand ("%" → "%%"); a trailing odd run of backslashes, which systemd would read as a
+ * continuation onto the next line, gets one more. */
 char *unit_specifier_escape(const char *s);
+
+/* True if a line ending in `v` continues onto the next one in systemd's unit syntax (it
+ * ends in an odd number of backslashes). */
+bool unit_value_continues(const char *v);

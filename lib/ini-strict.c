@@ -4,6 +4,7 @@
 
 #include "ini-strict.h"
 #include "log.h"
+#include "parse-util.h"
 
 typedef struct IniState {
         const char *path;
@@ -42,6 +43,8 @@ static const char *line_check(const char *s, size_t len, unsigned lineno) {
                 return "line too long for inih (split it or shorten it)";
         if (lineno == 1 && startswith(s, "\xEF\xBB\xBF"))
                 return "byte-order mark at the start of the file";
+        if (!utf8_is_valid(s))
+                return "not valid UTF-8 (systemd would refuse the unit it became)";
         for (const char *p = s; *p; p++)
                 if (((unsigned char) *p < 0x20 || *p == 0x7f) && *p != '\t' && !(*p == '\r' && p[1] == 0))
                         return "contains a control character";

@@ -37,6 +37,11 @@ static inline const char *startswith(const char *s, const char *prefix) {
         return strncmp(s, prefix, l) == 0 ? s + l : NULL;
 }
 
+static inline bool endswith(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }

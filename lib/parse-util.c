@@ -222,6 +222,37 @@ bool name_is_valid(const char *name) {
         return true;
 }
 
+bool utf8_is_valid(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+
+        while (*p) {
+                unsigned n, c;
+
+                if (*p < 0x80) {
+                        p++;
+                        continue;
+                }
+                if (*p >= 0xC2 && *p <= 0xDF)
+                        n = 1, c = *p & 0x1F;
+                else if (*p >= 0xE0 && *p <= 0xEF)
+                        n = 2, c = *p & 0x0F;
+                else if (*p >= 0xF0 && *p <= 0xF4)
+                        n = 3, c = *p & 0x07;
+                else
+                        return false; /* a continuation byte, C0/C1 (overlong) or F5…FF */
+                for (unsigned i = 1; i <= n; i++) {
+                        if ((p[i] & 0xC0) != 0x80)
+                                return false;
+                        c = (c << 6) | (p[i] & 0x3F);
+                }
+                if ((n == 2 && c < 0x800) || (n == 3 && c < 0x10000) || c > 0x10FFFF ||
+                    (c >= 0xD800 && c <= 0xDFFF))
+                        return false;
+                p += n + 1;
+        }
+        return true;
+}
+
 const char *path_check(const char *path) {
         if (path[0] != '/')
                 return "not an absolute path";

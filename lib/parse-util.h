@@ -19,6 +19,9 @@ int parse_port(const char *v, uint16_t *ret);      /* 1…65535 */
 /* Formats so that parse_timespan() reads back the same value. */
 char *format_timespan(usec_t u);
 
+/* Well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. */
+bool utf8_is_valid(const char *s);
+
 /* ^[a-z0-9][a-z0-9_-]{0,62}$ (§3). */
 bool name_is_valid(const char *name);
 

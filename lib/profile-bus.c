@@ -51,6 +51,8 @@ static const BusProperty bus_properties[] = {
         { "Service", "Type",                    BUS_STRING, NULL },
         { "Service", "NotifyAccess",            BUS_STRING, NULL },
         { "Service", "ExecStart",               BUS_EXEC, NULL },
+        { "Service", "ExecStartPre",            BUS_EXEC, NULL },
+        { "Service", "ExecStopPost",            BUS_EXEC, NULL },
         { "Service", "Restart",                 BUS_STRING, NULL },
         { "Service", "RestartPreventExitStatus", BUS_EXIT_STATUS, NULL },
         { "Service", "KillMode",                BUS_STRING, NULL },
@@ -312,12 +314,17 @@ static int append_array_of(sd_bus_message *m, const char *name, const char *sign
         return r;
 }
 
-/* ExecStart= without prefixes: systemd's own "-@:+!" forms are not part of the profile. An
- * empty assignment is an empty array, which resets the list as in a unit file. */
+/* Exec*= without prefixes, or with "+" alone (cloister-stage's privileged step, sent as
+ * Exec*Ex= with the "privileged" flag): systemd's other "-@:!" forms are not part of the
+ * profile. An empty assignment is an empty array, which resets the list as in a unit file. */
 static int append_exec(sd_bus_message *m, const char *name, const char *v) {
         _cleanup_strv_free_ char **argv = NULL;
+        _cleanup_free_ char *ex = NULL;
+        bool privileged = v[0] == '+';
         int r;
 
+        if (privileged)
+                v++;
         if (strchr("-@:+!", v[0]) && v[0])
                 return -EOPNOTSUPP;
         r = split_words(v, &argv);
@@ -325,21 +332,23 @@ static int append_exec(sd_bus_message *m, const char *name, const char *v) {
                 return r;
         if (argv[0] && argv[0][0] != '/')
                 return -EBADMSG;
+        if (privileged && !(ex = strprintf("%sEx", name)))
+                return -ENOMEM;
         r = sd_bus_message_open_container(m, 'r', "sv");
         if (r >= 0)
-                r = sd_bus_message_append_basic(m, 's', name);
+                r = sd_bus_message_append_basic(m, 's', ex ?: name);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+                r = sd_bus_message_open_container(m, 'v', privileged ? "a(sasas)" : "a(sasb)");
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sasb)");
+                r = sd_bus_message_open_container(m, 'a', privileged ? "(sasas)" : "(sasb)");
         if (r >= 0 && argv[0]) {
-                r = sd_bus_message_open_container(m, 'r', "sasb");
+                r = sd_bus_message_open_container(m, 'r', privileged ? "sasas" : "sasb");
                 if (r >= 0)
                         r = sd_bus_message_append_basic(m, 's', argv[0]);
                 if (r >= 0)
                         r = append_words_array(m, argv);
                 if (r >= 0)
-                        r = sd_bus_message_append(m, "b", 0);
+                        r = privileged ? sd_bus_message_append(m, "as", 1, "privileged") : sd_bus_message_append(m, "b", 0);
                 if (r >= 0)
                         r = sd_bus_message_close_container(m);
         }

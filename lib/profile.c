@@ -256,6 +256,10 @@ static int add_exec_start(UnitSettings *s, const Role *role, const CloisterConf 
         for (size_t i = 0; i < role->n_read_only_mounts; i++)
                 fprintf(f, " --expect-mount=ReadOnlyMount=%s:%s",
                         role->read_only_mounts[i].source, role->read_only_mounts[i].target);
+        /* the shim inherits nothing an administrator could set (cloister-shim(8)): systemd's
+         * STATE_DIRECTORY= is passed on explicitly */
+        if (role->durability == DURABILITY_DURABLE)
+                fprintf(f, " --setenv=STATE_DIRECTORY=/var/lib/cloister/%s", role->name);
         STRV_FOREACH(svc, role->services) {
                 _cleanup_free_ char *var = service_socket_variable(*svc);
                 if (!var) {
@@ -343,15 +347,13 @@ static int add_deps(UnitSettings *s, const Role *role) {
         int r = 0;
 
         for (DepsEcosystem e = 0; e < _DEPS_ECOSYSTEM_MAX && r >= 0; e++) {
-                _cleanup_free_ char *link = NULL;
                 if (!role->deps[e])
                         continue;
                 any = true;
-                link = deps_project_link(NULL, role->project, e);
-                if (!link)
-                        return -ENOMEM;
-                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:" DEPS_SANDBOX_DIR "/%s",
-                                       link, deps_ecosystem_to_string(e));
+                /* staged by add_role_mounts(): the link is read once, its target must be in
+                 * the cache and is opened without following symlinks */
+                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-" CLOISTER_STAGE_DIR "/%s/deps-%s:" DEPS_SANDBOX_DIR "/%s",
+                                       role->run_instance ?: role->name, deps_ecosystem_to_string(e), deps_ecosystem_to_string(e));
         }
         if (r < 0 || !any)
                 return r;
@@ -366,9 +368,89 @@ static int add_deps(UnitSettings *s, const Role *role) {
         return r;
 }
 
+/* One role mount: staged by cloister-stage, bound from the staging directory. */
+typedef struct StagedMount {
+        const char *key, *source, *target;
+        bool writable;
+        char name[32];
+} StagedMount;
+
+static size_t role_staged_mounts(const Role *role, StagedMount *m, char **git) {
+        size_t n = 0;
+
+        if (role->input)
+                m[n++] = (StagedMount) { "Input", role->input, "/input", false, "input" };
+        if (role->output)
+                m[n++] = (StagedMount) { "Output", role->output, "/output", true, "output" };
+        if (role->workspace) {
+                m[n++] = (StagedMount) { "Workspace", role->workspace, "/workspace", true, "workspace" };
+                /* the history stays read-only even in a writable tree */
+                m[n++] = (StagedMount) { "Workspace", *git, "/workspace/.git", false, "workspace-git" };
+        }
+        for (size_t i = 0; i < role->n_read_only_mounts; i++) {
+                m[n] = (StagedMount) { "ReadOnlyMount", role->read_only_mounts[i].source,
+                                       role->read_only_mounts[i].target, false, "" };
+                snprintf(m[n++].name, sizeof m[0].name, "ro-%zu", i);
+        }
+        return n;
+}
+
 /* Role mounts are bound with "-" (a missing source does not stop namespace setup, whose
  * error would name only the target); the shim then refuses to start the agent if any is
- * not mounted, naming the role key and the missing source. */
+ * not mounted, naming the role key and the missing source.
+ *
+ * systemd resolves a bind source as root on the host, following symlinks: a source under a
+ * path an agent can write (its workspace, another role's Output=) could be made to point at
+ * the host's /run. So no source is named to systemd: cloister-stage (ExecStartPre=+, root,
+ * outside the sandbox) opens each with RESOLVE_NO_SYMLINKS and binds it under a root-owned
+ * directory, or refuses the start naming the path; the unit binds from there. */
+static int add_role_mounts(UnitSettings *s, const Role *role) {
+        const char *inst = role->run_instance ?: role->name;
+        _cleanup_free_ char *git = role->workspace ? strprintf("%s/.git", role->workspace) : NULL;
+        _cleanup_free_ char *line = NULL;
+        StagedMount *m;
+        bool deps = false;
+        size_t n, len;
+        FILE *f;
+        int r = 0;
+
+        if (role->workspace && !git)
+                return -ENOMEM;
+        m = calloc(4 + role->n_read_only_mounts + _DEPS_ECOSYSTEM_MAX, sizeof(StagedMount));
+        if (!m)
+                return -ENOMEM;
+        n = role_staged_mounts(role, m, &git);
+        f = open_memstream(&line, &len);
+        if (!f) {
+                free(m);
+                return -ENOMEM;
+        }
+        fprintf(f, "+" CLOISTER_STAGE_PATH " start %s", inst);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, " %s:%s:%s", m[i].key, m[i].name, m[i].source);
+        for (DepsEcosystem e = 0; e < _DEPS_ECOSYSTEM_MAX; e++)
+                if (role->deps[e]) {
+                        _cleanup_free_ char *link = deps_project_link(NULL, role->project, e);
+                        deps = true;
+                        if (!link)
+                                r = -ENOMEM;
+                        else
+                                fprintf(f, " %s:deps-%s:@%s", deps_ecosystem_key(e), deps_ecosystem_to_string(e), link);
+                }
+        if (fclose(f) != 0)
+                r = -ENOMEM;
+        if (r >= 0 && (n > 0 || deps)) {
+                r = unit_settings_add(s, "Service", "ExecStartPre", line);
+                if (r >= 0)
+                        r = unit_settings_addf(s, "Service", "ExecStopPost", "+" CLOISTER_STAGE_PATH " stop %s", inst);
+        }
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = unit_settings_addf(s, "Service", m[i].writable ? "BindPaths" : "BindReadOnlyPaths",
+                                       "-" CLOISTER_STAGE_DIR "/%s/%s:%s", inst, m[i].name, m[i].target);
+        free(m);
+        return r;
+}
+
 static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *conf) {
         _cleanup_free_ char *tmp = profile_tmp_path(role, "tmp"), *var_tmp = profile_tmp_path(role, "var-tmp");
         int r;
@@ -382,17 +464,8 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
                 r = unit_settings_addf(s, "Service", "BindPaths", "%s:/var/tmp", var_tmp);
         if (r >= 0)
                 r = profile_add_shm(s, role->limits.shm_size);
-        if (r >= 0 && role->input)
-                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:/input", role->input);
-        if (r >= 0 && role->output)
-                r = unit_settings_addf(s, "Service", "BindPaths", "-%s:/output", role->output);
-        if (r >= 0 && role->workspace)
-                r = unit_settings_addf(s, "Service", "BindPaths", "-%s:/workspace", role->workspace);
-        if (r >= 0 && role->workspace) /* the history stays read-only even in a writable tree */
-                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s/.git:/workspace/.git", role->workspace);
-        for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
-                r = unit_settings_addf(s, "Service", "BindReadOnlyPaths", "-%s:%s",
-                                       role->read_only_mounts[i].source, role->read_only_mounts[i].target);
+        if (r >= 0)
+                r = add_role_mounts(s, role);
         if (r >= 0)
                 r = add_mount_ordering(s, role);
         if (r >= 0 && role->network == NETWORK_DAEMON_ONLY && conf->broker_socket) {

@@ -56,3 +56,8 @@ int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret);
 
 /* The host path where the broker socket appears inside the sandbox. */
 #define SANDBOX_BROKER_SOCKET "/run/cloister/broker.sock"
+
+/* cloister-stage binds each role mount source here (<dir>/<instance>/<name>), opened without
+ * following symlinks, before the sandbox is set up; the unit binds from there. */
+#define CLOISTER_STAGE_DIR "/run/cloister/stage"
+#define CLOISTER_STAGE_PATH PKGLIBEXECDIR "/cloister-stage"

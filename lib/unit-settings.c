@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdarg.h>
 
+#include "cmdline.h"
 #include "log.h"
+#include "parse-util.h"
 #include "unit-settings.h"
 
 void unit_settings_done(UnitSettings *s) {
@@ -41,7 +43,34 @@ int unit_settings_addf(UnitSettings *s, const char *section, const char *key, co
         return unit_settings_add(s, section, key, v);
 }
 
+/* What a line-based reader of the unit would not read back as one assignment: a line break,
+ * a continuation onto the next line, bytes systemd refuses. A renderer that lets one
+ * through is a bug; refusing here keeps a half-understood unit off disk. */
+static const char *value_check(const char *v) {
+        if (strpbrk(v, "\n\r"))
+                return "a line break";
+        if (unit_value_continues(v))
+                return "a trailing backslash (continuation)";
+        if (!utf8_is_valid(v))
+                return "bytes that are not UTF-8";
+        return NULL;
+}
+
+int unit_settings_check(const UnitSettings *s) {
+        for (size_t i = 0; i < s->n; i++) {
+                const char *why = value_check(s->items[i].value);
+                if (why)
+                        return log_error_errno(EINVAL, "Refusing to write [%s] %s=: the value holds %s.",
+                                               s->items[i].section, s->items[i].key, why);
+        }
+        return 0;
+}
+
 int unit_settings_write(FILE *f, const UnitSettings *s) {
+        int r = unit_settings_check(s);
+
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < s->n; i++) {
                 const char *section = s->items[i].section;
                 bool first = true;

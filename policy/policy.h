@@ -13,3 +13,7 @@ typedef struct ClosedSurface {
 
 /* Settings an admin drop-in may not set (§6); terminated by { NULL, NULL }. */
 extern const ClosedSurface policy_closed_surfaces[];
+
+/* Settings an admin drop-in may set: the allow-list. A key in neither list is refused as
+ * not classified. NULL-terminated. */
+extern const char *const policy_dropin_allowed[];

@@ -24,9 +24,9 @@ got=$(complete_words --j)
 check "global options" test "$got" = "--json "
 got=$(complete_words --root="$root" cat "")
 check "cat completes role names (from cloisterctl list under --root=)" \
-        test "$got" = "--help broken coder daemon good nomount nosock reopen "
+        test "$got" = "--help broken coder daemon good nomount nosock reader reopen writer "
 got=$(complete_words --root="$root" verify w)
-check "verify completes project names too" test "$got" = "webapp "
+check "verify completes project names too" test "$got" = "webapp writer "
 got=$(complete_words --root="$root" verify inf)
 check "verify completes sidecar names" test "$got" = "inference "
 got=$(complete_words --root="$root" verify b)

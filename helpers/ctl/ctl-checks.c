@@ -271,6 +271,52 @@ int ctl_check_project(const CtlProject *project, char ***problems) {
         return r;
 }
 
+/* `path` lies strictly below `dir`: a component of it is something the writer of `dir` can
+ * replace (with a symlink, say). */
+static bool strictly_below(const char *path, const char *dir) {
+        size_t l = strlen(dir);
+
+        return strncmp(path, dir, l) == 0 && path[l] == '/' && path[l + 1];
+}
+
+static int check_source_writers(const CtlModel *m, const Role *role, const char *key, const char *source,
+                                char ***problems) {
+        for (size_t i = 0; i < m->n_roles; i++) {
+                const Role *w = m->roles[i].role;
+                if (w && w->output && strictly_below(source, w->output))
+                        return problem(problems, role->path, key, NULL,
+                                       strprintf("%s lies under role %s's Output=%s, which its agent writes: a path "
+                                                 "component there can be swapped for a symlink (cloister-stage then "
+                                                 "refuses the start); mount a directory no agent writes",
+                                                 source, w->name, w->output));
+        }
+        for (size_t i = 0; i < m->n_projects; i++) {
+                const Project *p = m->projects[i].project;
+                if (p && p->workspace && strictly_below(source, p->workspace))
+                        return problem(problems, role->path, key, NULL,
+                                       strprintf("%s lies under project %s's Workspace=%s, which its agents write: a path "
+                                                 "component there can be swapped for a symlink (cloister-stage then "
+                                                 "refuses the start); mount a directory no agent writes",
+                                                 source, m->projects[i].name, p->workspace));
+        }
+        return 0;
+}
+
+/* No mount source of `role` lies under a path an agent can write (another role's Output=, a
+ * project's Workspace=): systemd would resolve it through that path; cloister-stage refuses
+ * a symlink there at start, this says so before. */
+static int check_sources_under_writable(const CtlModel *m, const Role *role, char ***problems) {
+        int r = 0;
+
+        if (role->input)
+                r = check_source_writers(m, role, "Input", role->input, problems);
+        if (r >= 0 && role->output)
+                r = check_source_writers(m, role, "Output", role->output, problems);
+        for (size_t i = 0; r >= 0 && i < role->n_read_only_mounts; i++)
+                r = check_source_writers(m, role, "ReadOnlyMount", role->read_only_mounts[i].source, problems);
+        return r;
+}
+
 int ctl_check_role(const CtlModel *m, const CtlRole *role, char ***problems) {
         const CtlProject *project;
         int r;
@@ -278,6 +324,8 @@ int ctl_check_role(const CtlModel *m, const CtlRole *role, char ***problems) {
         if (!role->role)
                 return 0;
         r = ctl_check_mounts(role->role, problems);
+        if (r >= 0)
+                r = check_sources_under_writable(m, role->role, problems);
         if (r >= 0)
                 r = ctl_check_service_sockets(role->role, problems);
         if (r >= 0)

@@ -66,7 +66,7 @@ int ctl_model_add_role(CtlModel *m, const char *path) {
                         return log_oom();
                 return 0;
         }
-        c->closed_surface = closed_surface_find(&m->closed, c->role->name);
+        c->closed_surface = closed_surface_find(&m->closed, c->role, m->conf);
         return 0;
 }
 

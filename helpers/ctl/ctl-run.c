@@ -31,8 +31,9 @@ static void help(void) {
                "Run CMD as a sealed transient unit agent-run@ROLE.ID.service with ROLE's locked profile.\n\n"
                "  --role=ROLE           the role whose profile the run gets (default: roles/default.role,\n"
                "                        else the built-in default: Network=none, cloister.conf's limits)\n"
-               "  --input=DIR           read-only at /input (replaces the role's Input=)\n"
-               "  --output=DIR          writable at /output (replaces the role's Output=)\n"
+               "  --input=DIR           read-only at /input: DIR below the role's Input= or a\n"
+               "                        ReadOnlyMount= source\n"
+               "  --output=DIR          writable at /output: DIR below the role's Output=\n"
                "  --timeout=SPAN        wall-clock ceiling, at most the role's Timeout= (exit 124)\n"
                "  --network=MODE        none, or daemon-only for a daemon-only role\n"
                "  --wait                wait for CMD and exit with its status\n"
@@ -141,6 +142,33 @@ static int check_run_mount(const char *option, const char *path, const char *(*c
         return 0;
 }
 
+/* `path` is `base` or lies below it (both normalised by path_check()). */
+static bool path_below(const char *path, const char *base) {
+        size_t l = base ? strlen(base) : 0;
+
+        return base && strncmp(path, base, l) == 0 && (path[l] == 0 || path[l] == '/' || streq(base, "/"));
+}
+
+/* A run only narrows its role's mounts (docs/security.md): --input below one of the role's
+ * read-only sources, --output below its Output=. Never an arbitrary host path, which would
+ * hand the run a mount the role never named. The sources are still staged by cloister-stage,
+ * so a symlink under the role's directory cannot lead out of it. */
+static int check_narrows(const char *option, const char *path, const Role *role) {
+        if (streq(option, "output")) {
+                if (role->output && path_below(path, role->output))
+                        return 0;
+                return log_error_errno(EPERM, "--output=%s is not below role %s's Output=%s: a run can only narrow its role's mounts.",
+                                       path, role->name, role->output ?: " (none)");
+        }
+        if (role->input && path_below(path, role->input))
+                return 0;
+        for (size_t i = 0; i < role->n_read_only_mounts; i++)
+                if (path_below(path, role->read_only_mounts[i].source))
+                        return 0;
+        return log_error_errno(EPERM, "--input=%s is not below role %s's Input= or a ReadOnlyMount= source: a run can only narrow its role's mounts.",
+                               path, role->name);
+}
+
 /* Without --role and without roles/default.role: the most closed profile there is. */
 static int builtin_default_role(const CloisterConf *conf, Role **ret) {
         _cleanup_(role_freep) Role *r = calloc(1, sizeof(Role));
@@ -213,6 +241,8 @@ static int narrow_role(Role *role, const RunArgs *a, const CloisterConf *conf) {
         if (a->input) {
                 if (check_run_mount("input", a->input, mount_path_check) < 0)
                         return -EINVAL;
+                if (check_narrows("input", a->input, role) < 0)
+                        return -EPERM;
                 free(role->input);
                 if (!(role->input = strdup(a->input)))
                         return log_oom();
@@ -220,6 +250,8 @@ static int narrow_role(Role *role, const RunArgs *a, const CloisterConf *conf) {
         if (a->output) {
                 if (check_run_mount("output", a->output, writable_path_check) < 0)
                         return -EINVAL;
+                if (check_narrows("output", a->output, role) < 0)
+                        return -EPERM;
                 free(role->output);
                 if (!(role->output = strdup(a->output)))
                         return log_oom();
@@ -250,7 +282,7 @@ static bool endswith_str(const char *s, const char *suffix) {
 /* The profile is closed for runs as for agent@ROLE (§6): a role refused for an admin drop-in
  * that re-opens a closed surface is refused here too, and so is any admin unit file or
  * drop-in for agent-run@ units (there is no reason to have one). */
-static int check_closed_surfaces(const Role *role) {
+static int check_closed_surfaces(const Role *role, const CloisterConf *conf) {
         _cleanup_strv_free_ char **unit_dirs = NULL;
         ClosedSurfaceIndex idx = {};
         const char *reason;
@@ -259,7 +291,7 @@ static int check_closed_surfaces(const Role *role) {
 
         if (unit_search_path(gen, &unit_dirs) < 0 || closed_surface_index_build(unit_dirs, ctl_generator_dir(unit_dirs), &idx) < 0)
                 return log_oom();
-        reason = closed_surface_find(&idx, role->name);
+        reason = closed_surface_find(&idx, role, conf);
         r = reason ? log_error_errno(EPERM, "Role %s refuses to start: %s; so does a run of it.", role->name, reason) : 0;
         closed_surface_index_done(&idx);
         STRV_FOREACH(d, unit_dirs) {
@@ -295,7 +327,7 @@ static int prepare_role(const RunArgs *a, CloisterConf *conf, char * const *dirs
         r = load_run_role(a->role, conf, dirs, &role);
         if (r < 0)
                 return r;
-        r = check_closed_surfaces(role);
+        r = check_closed_surfaces(role, conf);
         if (r < 0)
                 return r;
         r = narrow_role(role, a, conf);

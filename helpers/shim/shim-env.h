@@ -4,8 +4,10 @@
 #include "network-mode.h"
 #include "strv.h"
 
-/* The agent's environment (§7), built from scratch: only what systemd sets for the service
- * itself is kept (PATH, locale, HOME, USER, JOURNAL_STREAM, …; nothing from the manager's
- * environment such as "systemctl set-environment"), then the role's Environment= entries,
- * then CLOISTER_ROLE and CLOISTER_NETWORK, which nothing overrides. */
+/* The agent's environment (§7), built from scratch: of the shim's own environment only
+ * INVOCATION_ID and JOURNAL_STREAM, in systemd's format (nothing an administrator could set:
+ * not PATH, locale, TZ or HOME from the manager's environment or a drop-in); then cloister's
+ * PATH=/usr/local/bin:/usr/bin:/bin, LANG=C.UTF-8, HOME=/tmp, SHELL=/bin/sh, USER/LOGNAME
+ * when the uid resolves; then each --setenv (the broker variables, grants, the role's
+ * Environment=); then CLOISTER_ROLE and CLOISTER_NETWORK, which nothing overrides. */
 int shim_environment(const char *role, NetworkMode mode, char * const *setenv, char ***ret);

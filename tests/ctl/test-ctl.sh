@@ -16,7 +16,7 @@ work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 root=$work/root
 cp -r "$fixture" "$root"
-mkdir -p "$root/usr/lib/systemd/system" "$root/srv/in" "$root/srv/models" "$root/dev"
+mkdir -p "$root/usr/lib/systemd/system" "$root/srv/in" "$root/srv/models" "$root/dev" "$root/srv/out/writer/data"
 cp "$template" "$root/usr/lib/systemd/system/agent@.service"
 
 mksock() { python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"; }
@@ -70,6 +70,9 @@ check "verify: an unmaterialised dependency set names the project's Pip= line" \
         has "$err" "$root/etc/cloister/projects/webapp.project:5: Pip=: dependency set not materialised"
 check "verify: a lockfile cloister-deps would refuse (no --hash) is reported with its file:line" \
         has "$err" "$root/srv/unpinned/requirements.lock:1: the requirement has no --hash=sha256"
+check "verify: a mount source under another role's Output= (agent-writable) is flagged on its line" \
+        has "$err" "$R/reader.role:6: Input=: /srv/out/writer/data lies under role writer's Output=/srv/out/writer"
+check "verify: the writer's own Output= is not flagged" hasnt "$err" "writer.role"
 check "verify: good, daemon (broker socket present) and done (materialised) are not reported" \
         all 'grep -qE "good.role|daemon.role|done.project" <<<"$err"; [ $? -eq 1 ]'
 check "verify: a sidecar refused by the generator's own loader, as file:line: key: reason" \
@@ -238,7 +241,7 @@ else
         skip "doctor: no exposure for a sidecar that is not generated" "systemd-analyze with --offline not available"
 fi
 # a healthy tree: only the roles and projects without problems
-for f in broken reopen nosock nomount coder; do rm "$R/$f.role"; done
+for f in broken reopen nosock nomount coder reader; do rm "$R/$f.role"; done
 rm "$root/etc/cloister/projects/webapp.project" "$root/etc/cloister/projects/unpinned.project"
 rm "$S/broken.sidecar" "$S/stale.sidecar"
 run C doctor

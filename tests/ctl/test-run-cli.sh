@@ -14,10 +14,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cfg=$work/cfg units=$work/units
-mkdir -p "$cfg/roles" "$units" "$work/in"
+mkdir -p "$cfg/roles" "$units" "$work/in/sub" "$work/out/job" "$work/outx" "$work/elsewhere"
 printf '[Sandbox]\nMemory=1G\n' > "$cfg/cloister.conf"
 printf '[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=none\nTimeout=1min\n' > "$cfg/roles/sealed.role"
-printf '[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=daemon-only\n' > "$cfg/roles/daemon.role"
+printf '[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=daemon-only\nInput=%s\nOutput=%s\n' "$work/in" "$work/out" > "$cfg/roles/daemon.role"
 printf '[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=egress\n' > "$cfg/roles/wide.role"
 export CLOISTER_CONFIG_PATH=$cfg SYSTEMD_UNIT_PATH=$units
 
@@ -41,9 +41,15 @@ refused "an egress role while RequireSealedRuns= holds" 1 "RequireSealedRuns=yes
 refused "--network=daemon-only for a none role widens it" 1 "would widen role sealed" --role sealed --network=daemon-only -- /bin/true
 refused "--timeout longer than the role's Timeout=" 1 "would widen role sealed (Timeout=60s)" --role sealed --timeout=2min -- /bin/true
 refused "--timeout=0 (no ceiling) for a role with one" 1 "would widen" --role sealed --timeout=0 -- /bin/true
-refused "--input that does not exist" 1 "--input=$work/nope" --role sealed --input="$work/nope" -- /bin/true
-refused "--input that is not normalised" 1 "--input=$work/in/" --role sealed --input="$work/in/" -- /bin/true
+refused "--input that does not exist" 1 "--input=$work/nope" --role daemon --network=none --input="$work/nope" -- /bin/true
+refused "--input that is not normalised" 1 "--input=$work/in/" --role daemon --network=none --input="$work/in/" -- /bin/true
 refused "--output on the OS itself" 1 "--output=/usr" --role sealed --output=/usr -- /bin/true
+# runs only narrow the role's mounts: never an arbitrary host path
+refused "--output for a role without Output=" 1 "is not below role sealed's Output=" --role sealed --output="$work/out" -- /bin/true
+refused "--output outside the role's Output= (an arbitrary host path)" 1 "--output=$work/elsewhere is not below role daemon's Output=$work/out" --role daemon --network=none --output="$work/elsewhere" -- /bin/true
+refused "--output beside the role's Output= sharing its prefix" 1 "is not below role daemon's Output=" --role daemon --network=none --output="$work/outx" -- /bin/true
+refused "--input outside the role's Input= and ReadOnlyMount= sources" 1 "--input=$work/elsewhere is not below role daemon's Input=" --role daemon --network=none --input="$work/elsewhere" -- /bin/true
+refused "--input for a role without Input= or ReadOnlyMount=" 1 "is not below role sealed's Input=" --role sealed --input="$work/in" -- /bin/true
 refused "a command not in \$PATH" 1 "command not found" --role sealed -- no-such-command-here
 refused "a relative command path" 1 "absolute path" --role sealed -- ./x
 mkdir -p "$units/agent@sealed.service.d"
@@ -73,7 +79,7 @@ else
         skip "--pipe with a terminal is refused" "script(1) not installed"
 fi
 # Past every refusal, only the bus is missing: proves that the checks above were the reason.
-R --role daemon --network=none --timeout=5s --input="$work/in" -- true
+R --role daemon --network=none --timeout=5s --input="$work/in/sub" --output="$work/out/job" -- true
 if [ -S /run/dbus/system_bus_socket ]; then
         skip "a run that passes every check gets as far as the system bus" "a system bus is present; tests/integration/suite-run.sh starts runs"
 else

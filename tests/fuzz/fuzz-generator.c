@@ -12,13 +12,17 @@
  *    that smuggles a newline, a continuation or a closed key shows up here as a line;
  *  - lib/closed-surface.c's checker finds nothing in the output directory;
  *  - the output is byte-for-byte deterministic. */
+#include <ctype.h>
 #include <ftw.h>
 
 #include "closed-surface.h"
+#include "cmdline.h"
+#include "parse-util.h"
 #include "cloister-conf.h"
 #include "conf-files.h"
 #include "fuzz-util.h"
 #include "generator.h"
+#include "profile.h"
 #include "project.h"
 #include "role.h"
 
@@ -73,6 +77,32 @@ static char *read_all(const char *path) {
         return buf;
 }
 
+/* Every generated file (drop-ins, mounts, sidecar and project units): each line reads back
+ * as one comment, "[Section]" or "Key=Value", never continues onto the next, and is UTF-8,
+ * so no value the generator writes can smuggle a second assignment or make systemd refuse
+ * the unit without a file:line. */
+static void check_unit_syntax(const char *path, const char *text) {
+        _cleanup_free_ char *copy = strdup(text);
+        unsigned line = 0;
+
+        if (!copy)
+                abort();
+        fuzz_assert(utf8_is_valid(text), "%s: not UTF-8", path);
+        for (char *l = copy, *next; l; l = next) {
+                next = strchr(l, '\n');
+                if (next)
+                        *next++ = 0;
+                line++;
+                fuzz_assert(!unit_value_continues(l), "%s:%u: a continuation line: \"%s\"", path, line, l);
+                fuzz_assert(!strchr(l, '\r'), "%s:%u: a carriage return", path, line);
+                if (*l == 0 || *l == '#')
+                        continue;
+                fuzz_assert(*l == '[' ? l[strlen(l) - 1] == ']' && !strchr(l + 1, '[') :
+                            isalpha((unsigned char) *l) && strchr(l, '=') && !isspace((unsigned char) strchr(l, '=')[-1]),
+                            "%s:%u: neither \"[Section]\" nor \"Key=Value\": \"%s\"", path, line, l);
+        }
+}
+
 /* Returns the tree and sets *names / *n to the sorted relative paths (caller frees). */
 static char *tree_dump(const char *dir, char ***names, size_t *n) {
         char *s = NULL;
@@ -104,6 +134,7 @@ static char *tree_dump(const char *dir, char ***names, size_t *n) {
                 }
                 c = read_all(p);
                 fuzz_assert(c, "%s is readable", p);
+                check_unit_syntax(p, c);
                 fprintf(f, "%s\n%s\n", tree_names[i], c);
         }
         if (fclose(f) != 0)
@@ -158,6 +189,41 @@ static bool is_gpu_node(const char *v) {
         return startswith(v, "/dev/nvidia") || startswith(v, "/dev/dri/renderD");
 }
 
+/* "-<stage dir>/<role>/<entry>:" up to `colon`: a source cloister-stage opened without
+ * following symlinks, never a path systemd resolves itself. */
+static bool is_staged(const Role *role, const char *v, const char *colon) {
+        _cleanup_free_ char *prefix = strprintf("-" CLOISTER_STAGE_DIR "/%s/", role->name);
+        const char *entry = prefix ? startswith(v, prefix) : NULL;
+
+        return entry && entry < colon && !memchr(entry, '/', (size_t) (colon - entry));
+}
+
+/* The role's own mount sources and nothing else reach cloister-stage. */
+static bool staged_sources_granted(const Role *role, const char *v) {
+        _cleanup_free_ char *prefix = strprintf("+" CLOISTER_STAGE_PATH " start %s ", role->name), *copy = NULL;
+        const char *rest = prefix ? startswith(v, prefix) : NULL;
+
+        if (!rest || !(copy = strdup(rest)))
+                return false;
+        for (char *w = strtok(copy, " "); w; w = strtok(NULL, " ")) {
+                const char *src = strchr(w, ':') ? strchr(strchr(w, ':') + 1, ':') : NULL;
+                bool known = false;
+                if (!src)
+                        return false;
+                src++;
+                known = streq_ptr(src, role->input) || streq_ptr(src, role->output) ||
+                        streq_ptr(src, role->workspace) || (src[0] == '@' && role->project);
+                if (role->workspace && startswith(src, role->workspace) && streq(src + strlen(role->workspace), "/.git"))
+                        known = true;
+                for (size_t i = 0; i < role->n_read_only_mounts; i++)
+                        if (streq(src, role->read_only_mounts[i].source))
+                                known = true;
+                if (!known)
+                        return false;
+        }
+        return true;
+}
+
 static bool granted(const Role *role, const char *section, const char *key, const char *v) {
         NetworkMode m = role->network;
 
@@ -191,11 +257,24 @@ static bool granted(const Role *role, const char *section, const char *key, cons
                        (m == NETWORK_HOST && isempty(v));
         if (streq(key, "BindPaths")) { /* writable: only the sandbox's own writable places */
                 const char *colon = strrchr(v, ':');
-                return colon && value_in(colon + 1, (const char *const[]) { "/tmp", "/var/tmp", "/output", "/workspace", NULL });
+                return colon && (value_in(colon + 1, (const char *const[]) { "/tmp", "/var/tmp", NULL }) ?
+                                 startswith(v, "/run/cloister/") && !startswith(v, CLOISTER_STAGE_DIR) :
+                                 value_in(colon + 1, (const char *const[]) { "/output", "/workspace", NULL }) &&
+                                 is_staged(role, v, colon));
         }
-        if (streq(key, "BindReadOnlyPaths"))
-                return (strchr(v, ':') && !strstr(v, ":rw")) || granted_sidecar_dir(role, v) ||
+        if (streq(key, "BindReadOnlyPaths")) { /* a role source only ever from the staging directory */
+                const char *colon = strrchr(v, ':');
+                return (colon && !strstr(v, ":rw") &&
+                        (is_staged(role, v, colon) || startswith(v, "-" SANDBOX_BROKER_SOCKET ":"))) ||
+                       granted_sidecar_dir(role, v) ||
                        (role->gpus && v[0] == '-' && is_gpu_node(v + 1) && !strchr(v, ':'));
+        }
+        if (streq(key, "ExecStartPre") && v[0] == '+')
+                return staged_sources_granted(role, v);
+        if (streq(key, "ExecStopPost")) {
+                _cleanup_free_ char *want = strprintf("+" CLOISTER_STAGE_PATH " stop %s", role->name);
+                return want && streq(v, want);
+        }
         if (streq(key, "DeviceAllow")) {
                 const char *sp = strchr(v, ' ');
                 _cleanup_free_ char *node = sp ? strndup(v, (size_t) (sp - v)) : NULL;
@@ -233,7 +312,7 @@ static void check_dropin(const Role *role, const char *path, const char *text) {
                 if (next)
                         *next++ = 0;
                 line++;
-                fuzz_assert(!ends_with(l, "\\"), "%s:%u: a continuation line: \"%s\"", path, line, l);
+                fuzz_assert(!unit_value_continues(l), "%s:%u: a continuation line: \"%s\"", path, line, l);
                 if (*l == 0 || *l == '#')
                         continue;
                 if (*l == '[') {

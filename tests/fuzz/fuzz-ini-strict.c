@@ -8,6 +8,7 @@
 
 #include "fuzz-util.h"
 #include "ini-strict.h"
+#include "parse-util.h"
 
 typedef struct Events {
         char **v;       /* "[section" or "section\x1fkey\x1fvalue" */
@@ -97,6 +98,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (got.handler_failed)
                 fuzz_assert(r < 0, "a handler error must refuse the file");
         if (r >= 0) {
+                _cleanup_free_ char *text = strndup((const char *) data, size);
+                /* an accepted file is UTF-8 throughout: systemd would refuse a unit that a
+                 * value of it ended up in, without saying where it came from */
+                fuzz_assert(!text || strlen(text) != size || utf8_is_valid(text), "an accepted file is not UTF-8");
                 reference_read((const char *) data, size, &want);
                 for (size_t i = 0; i < got.n || i < want.n; i++)
                         fuzz_assert(i < got.n && i < want.n && streq(got.v[i], want.v[i]),

@@ -12,6 +12,7 @@ installed into a throwaway root as an administrator's units would be:
   $ROOT/usr/lib/systemd/system/                       a copy of this host's system units
                                                       (sysinit.target & co. for verify)
   $ROOT/<the template's ExecStart path>               the built cloister-shim
+  $ROOT/<its directory>/cloister-stage                the built cloister-stage (ExecStartPre=+)
   $ROOT/<cloister-deps@'s ExecStart path>              the built cloister-deps
 Then
   systemd-analyze verify --root=$ROOT UNIT…    must exit 0 and print nothing at all
@@ -30,7 +31,7 @@ The man pages named by Documentation= are looked up as they would be once instal
 filtered.
 
 Output is TAP. Usage:
-  analyze.py --generator BIN --template RENDERED --shim BIN --sidecar BIN --deps BIN [--mandir DIR…] [--keep]
+  analyze.py --generator BIN --template RENDERED --shim BIN --stage BIN --sidecar BIN --deps BIN [--mandir DIR…] [--keep]
 """
 
 import argparse
@@ -235,6 +236,7 @@ def build_root(opts, tmp, units, gen, shim_path, tap):
             else:
                 shutil.copyfile(src, os.path.join(etc, entry))
     install_binary(root, shim_path, opts.shim)
+    install_binary(root, os.path.join(os.path.dirname(shim_path), "cloister-stage"), opts.stage)
     install_binary(root, sidecar_proxy_path(gen), opts.sidecar)
     install_binary(root, RUNTIME_EXEC, shutil.which("true") or "/bin/true")
     # the start checks of ReadOnlyMount= sources and GPU nodes (ExecStartPre=/bin/sh -c …)
@@ -266,12 +268,13 @@ def main():
     ap.add_argument("--generator", required=True)
     ap.add_argument("--template", required=True)
     ap.add_argument("--shim", required=True)
+    ap.add_argument("--stage", required=True, help="the built cloister-stage")
     ap.add_argument("--sidecar", required=True, help="the built cloister-sidecar")
     ap.add_argument("--deps", required=True, help="the built cloister-deps")
     ap.add_argument("--mandir", action="append", default=[])
     ap.add_argument("--keep", action="store_true")
     opts = ap.parse_args()
-    for a in ("generator", "template", "shim", "sidecar", "deps"):
+    for a in ("generator", "template", "shim", "stage", "sidecar", "deps"):
         setattr(opts, a, os.path.abspath(getattr(opts, a)))
 
     analyze = shutil.which("systemd-analyze")

@@ -111,7 +111,8 @@ def parse_unit(text):
             pending = None
         elif not line.strip() or line.lstrip()[0] in "#;":
             continue
-        if line.endswith("\\"):
+        # systemd continues a line that ends in an odd number of backslashes
+        if (len(line) - len(line.rstrip("\\"))) % 2 == 1:
             pending = line[:-1]
             continue
         s = line.strip()

@@ -83,14 +83,20 @@ elapsed_ms=$(( (t1 - t0) / 1000000 ))
 check "stop: SIGKILL came after StopGrace=2s, not before (${elapsed_ms} ms)" [ "$elapsed_ms" -ge 2000 ]
 
 # --- exit status and environment ------------------------------------------------------------
-systemctl set-environment LEAKED_FROM_MANAGER=1
+manager_path=$(systemctl show-environment | sed -n 's/^PATH=//p')
+systemctl set-environment LEAKED_FROM_MANAGER=1 PATH=/var/tmp/evil:/usr/bin:/bin LANG=xx_XX.UTF-8 TZ=:/var/tmp/evil-zone
 systemctl start --wait agent@envrole.service
-systemctl unset-environment LEAKED_FROM_MANAGER
+systemctl unset-environment LEAKED_FROM_MANAGER LANG TZ
+if [ -n "$manager_path" ]; then systemctl set-environment PATH="$manager_path"; else systemctl unset-environment PATH; fi
 check "exit status: the agent's exit status is the unit's (3)" [ "$(prop envrole ExecMainStatus)" = 3 ]
 check "env: Environment= reaches the agent, spaces intact" grep -qx "GREETING=hello world" /srv/out/envrole/env
 check "env: CLOISTER_ROLE" grep -qx "CLOISTER_ROLE=envrole" /srv/out/envrole/env
 check "env: CLOISTER_NETWORK" grep -qx "CLOISTER_NETWORK=none" /srv/out/envrole/env
 check "env: nothing from the manager's environment" lacks /srv/out/envrole/env LEAKED_FROM_MANAGER
+check "env: PATH is cloister's, not the manager's" grep -qx "PATH=/usr/local/bin:/usr/bin:/bin" /srv/out/envrole/env
+check "env: LANG is C.UTF-8, not the manager's" grep -qx "LANG=C.UTF-8" /srv/out/envrole/env
+check "env: no TZ from the manager" lacks /srv/out/envrole/env "^TZ="
+check "env: HOME=/tmp" grep -qx "HOME=/tmp" /srv/out/envrole/env
 systemctl set-environment LEAKED_FROM_MANAGER=1
 diag "manager environment control: $(systemd-run --wait -q --pipe env | grep -c LEAKED_FROM_MANAGER) line(s) in a plain service"
 systemctl unset-environment LEAKED_FROM_MANAGER

@@ -75,27 +75,33 @@ check "sandbox: the role's ReadOnlyMount= is there" grep -q "input for the run" 
 [ "$rc" = 0 ] || diag "$(cat /srv/sb.out /srv/sb.err)"
 
 # --- --output, --timeout, SIGTERM --------------------------------------------------------------
-mkdir -p /srv/run-out && chmod 0777 /srv/run-out
-rc=$(run /srv/o.out /srv/o.err --wait --role sealed --output /srv/run-out -- /bin/sh -c 'echo written > /output/result')
-check "--output replaces the role's Output= (rc=$rc)" [ "$(cat /srv/run-out/result 2>/dev/null)" = written ]
+mkdir -p /srv/out/sealed/run-out /srv/elsewhere && chmod 0777 /srv/out/sealed/run-out /srv/elsewhere
+rc=$(run /srv/o.out /srv/o.err --wait --role sealed --output /srv/out/sealed/run-out -- /bin/sh -c 'echo written > /output/result')
+check "--output below the role's Output= narrows it (rc=$rc)" [ "$(cat /srv/out/sealed/run-out/result 2>/dev/null)" = written ]
+rc=$(run /srv/oe.out /srv/oe.err --wait --role sealed --output /srv/elsewhere -- /bin/sh -c 'echo written > /output/result')
+check "--output outside the role's Output= is refused (rc=$rc)" [ "$rc" = 1 ]
+check "... naming the role's Output=" grep -q "is not below role sealed's Output=/srv/out/sealed" /srv/oe.err
+check "... and nothing was written there" [ ! -e /srv/elsewhere/result ]
+rc=$(run /srv/ie.out /srv/ie.err --wait --role sealed --input /etc -- /bin/true)
+check "--input outside the role's Input= and ReadOnlyMount= is refused (rc=$rc)" [ "$rc" = 1 ]
 rc=$(run /srv/to.out /srv/to.err --wait --role sealed --timeout 2s -- /bin/sleep 30)
 check "--timeout is terminal: exit status 124 (rc=$rc)" [ "$rc" = 124 ]
 rc=$(run /srv/tw.out /srv/tw.err --wait --role sealed --timeout 5min -- /bin/true)
 check "--timeout longer than the role's Timeout= is refused (rc=$rc)" [ "$rc" = 1 ]
 check "... with a message that says so" grep -q "would widen" /srv/tw.err
 
-rm -f /srv/run-out/ready /srv/run-out/got-term
-"$CTL" run --wait --role sealed --output /srv/run-out -- /bin/sh -c \
+rm -f /srv/out/sealed/run-out/ready /srv/out/sealed/run-out/got-term
+"$CTL" run --wait --role sealed --output /srv/out/sealed/run-out -- /bin/sh -c \
         'trap "echo term > /output/got-term; exit 7" TERM; echo ready > /output/ready; while :; do sleep 0.1; done' \
         </dev/null >/srv/sig.out 2>/srv/sig.err &
 ctl_pid=$!
-for (( i = 0; i < 100; i++ )); do [ -s /srv/run-out/ready ] && break; sleep 0.1; done
+for (( i = 0; i < 100; i++ )); do [ -s /srv/out/sealed/run-out/ready ] && break; sleep 0.1; done
 kill -TERM "$ctl_pid"
 wait "$ctl_pid"
 rc=$?
-check "SIGTERM to cloisterctl reaches the command (its trap ran)" [ -s /srv/run-out/got-term ]
+check "SIGTERM to cloisterctl reaches the command (its trap ran)" [ -s /srv/out/sealed/run-out/got-term ]
 check "... and cloisterctl exits with the command's status (rc=$rc)" [ "$rc" = 7 ]
-[ -s /srv/run-out/got-term ] || diag "$(cat /srv/sig.out /srv/sig.err)"
+[ -s /srv/out/sealed/run-out/got-term ] || diag "$(cat /srv/sig.out /srv/sig.err)"
 
 # --- sealed runs: refused, narrowed, never widened ----------------------------------------------
 rc=$(run /srv/w.out /srv/w.err --wait --role wide -- /bin/true)

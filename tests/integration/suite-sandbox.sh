@@ -249,6 +249,93 @@ rm -r /etc/systemd/system/agent@reopen.service.d
 systemctl daemon-reload
 check "closed surface: without the drop-in the same role runs" run_probe reopen
 
+# --- mount sources never resolved through a path an agent can write --------------------
+# An agent whose workspace has no .git plants "ln -s /run /workspace/.git"; another role's
+# Input= lies under a directory an agent writes (its Output=) and is swapped for a link to
+# /etc. cloister-stage opens every source with RESOLVE_NO_SYMLINKS: the start refuses,
+# naming the path, and nothing of the host's /run or /etc reaches a sandbox.
+mkdir -p /srv/ws-planted /srv/out/writer
+ln -s /run /srv/ws-planted/.git
+ln -s /etc /srv/out/writer/data
+cat > "$CFG/projects/planted.project" <<EOF2
+[Project]
+Workspace=/srv/ws-planted
+EOF2
+probe_role planted none
+sed -i 's/^Project=ws$/Project=planted/' "$CFG/roles/planted.role"
+probe_role reader none
+sed -i 's|^Input=/srv/in$|Input=/srv/out/writer/data|' "$CFG/roles/reader.role"
+systemctl daemon-reload
+for r in planted reader; do
+        systemctl start --wait "agent@$r.service" 2>/dev/null
+done
+check "symlinked source: a planted workspace .git -> /run fails the start" \
+        [ "$(systemctl show -P Result agent@planted.service)" = exit-code ]
+check "symlinked source: the journal names the path" bash -c \
+        'journalctl -b -u agent@planted.service | grep -q "Workspace= source /srv/ws-planted/.git: a path component is a symbolic link"'
+check "symlinked source: the agent never ran (so never saw the host's /run)" [ ! -e /srv/out/planted/probe.txt ]
+check "symlinked source: nothing is left staged" \
+        all 'findmnt -rn -o TARGET > /srv/mounts.planted' 'lacks /srv/mounts.planted "^/run/cloister/stage/planted"'
+check "symlinked source: an Input= under another agent's Output= swapped for a link to /etc fails the start" \
+        [ "$(systemctl show -P Result agent@reader.service)" = exit-code ]
+check "symlinked source: the journal names that path" bash -c \
+        'journalctl -b -u agent@reader.service | grep -q "Input= source /srv/out/writer/data: a path component is a symbolic link"'
+check "symlinked source: the reader never ran" [ ! -e /srv/out/reader/probe.txt ]
+rm /srv/ws-planted/.git /srv/out/writer/data
+mkdir -p /srv/ws-planted/.git /srv/out/writer/data
+check "symlinked source: with real directories the same roles run" bash -c 'for r in planted reader; do
+        rm -f /srv/out/$r/probe.txt; systemctl start --wait agent@$r.service 2>/dev/null
+        grep -qx done=yes /srv/out/$r/probe.txt || exit 1; done'
+check "staging: the staged mounts are gone once the agent stops" \
+        all 'findmnt -rn -o TARGET > /srv/mounts.after' 'lacks /srv/mounts.after "^/run/cloister/stage/"'
+
+# --- side doors: an alias, the role's own tmp mount, the kill/restart keys ---------------
+# Each is something systemd really merges into what the agent depends on (shown first for
+# the alias and the kill keys; a refused role gets no tmp mount unit to merge into), and
+# each makes the role refuse: status 125, the journal naming file:line, the agent never ran.
+probe_role aliased none
+probe_role tmpbind none
+probe_role nokill none
+ln -sfn agent@aliased.service /etc/systemd/system/web@aliased.service
+mkdir -p /etc/systemd/system/web@.service.d /etc/systemd/system/run-cloister-tmp-tmpbind.mount.d \
+        /etc/systemd/system/agent@nokill.service.d
+printf '[Service]\nPrivateNetwork=no\n' > /etc/systemd/system/web@.service.d/net.conf
+printf '[Mount]\nWhat=/var/lib\nType=none\nOptions=bind\n' > /etc/systemd/system/run-cloister-tmp-tmpbind.mount.d/bind.conf
+printf '[Service]\nKillMode=none\nSendSIGKILL=no\nTimeoutStopSec=infinity\nRestart=always\n' \
+        > /etc/systemd/system/agent@nokill.service.d/ceiling.conf
+systemctl daemon-reload
+check "side door: systemd merges the alias's template drop-in into agent@aliased (PrivateNetwork=no)" \
+        [ "$(systemctl show -P PrivateNetwork agent@aliased.service)" = no ]
+check "side door: systemd merges the alias's drop-in (DropInPaths)" bash -c \
+        'systemctl show -P DropInPaths agent@aliased.service | grep -q web@.service.d/net.conf'
+check "side door: systemd merges KillMode=none into the agent" [ "$(systemctl show -P KillMode agent@nokill.service)" = none ]
+for r in aliased tmpbind nokill; do
+        systemctl start --wait "agent@$r.service" 2>/dev/null
+done
+check "closed surface: an alias's drop-in (web@.service.d, PrivateNetwork=no) makes the role refuse (status 125)" \
+        [ "$(systemctl show -P ExecMainStatus agent@aliased.service)" = 125 ]
+check "closed surface: the journal names the alias's drop-in" bash -c \
+        'journalctl -b -u agent@aliased.service | grep -q "web@.service.d/net.conf:2: PrivateNetwork= re-opens a closed surface (network)"'
+check "closed surface: a drop-in of the role's /tmp mount (What=/var/lib) makes the role refuse (status 125)" \
+        [ "$(systemctl show -P ExecMainStatus agent@tmpbind.service)" = 125 ]
+check "closed surface: the journal names the mount's drop-in" bash -c \
+        'journalctl -b -u agent@tmpbind.service | grep -q "run-cloister-tmp-tmpbind.mount.d/bind.conf:2: What= re-opens a closed surface (mounts)"'
+check "closed surface: the host's /var/lib was never mounted as the agent's /tmp" \
+        all 'status_is 1 findmnt -n /run/cloister/tmp/tmpbind >/dev/null'
+check "closed surface: KillMode=none in a drop-in makes the role refuse (status 125)" \
+        [ "$(systemctl show -P ExecMainStatus agent@nokill.service)" = 125 ]
+check "closed surface: the journal names KillMode=" bash -c \
+        'journalctl -b -u agent@nokill.service | grep -q "ceiling.conf:2: KillMode= re-opens a closed surface (wall-clock-ceiling)"'
+for r in aliased tmpbind nokill; do
+        check "closed surface: $r: the agent never ran" [ ! -e "/srv/out/$r/probe.txt" ]
+done
+rm -r /etc/systemd/system/web@.service.d /etc/systemd/system/web@aliased.service \
+        /etc/systemd/system/run-cloister-tmp-tmpbind.mount.d /etc/systemd/system/agent@nokill.service.d
+systemctl daemon-reload
+check "closed surface: without the side doors the same roles run" bash -c 'for r in aliased tmpbind nokill; do
+        rm -f /srv/out/$r/probe.txt; systemctl start --wait agent@$r.service 2>/dev/null
+        grep -qx done=yes /srv/out/$r/probe.txt || exit 1; done'
+
 # --- the shim checks its own sandbox ----------------------------------------------------
 shim=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$(systemctl show -P FragmentPath agent@nosuch.service)")
 shim_props=(-p DynamicUser=yes -p NoNewPrivileges=yes -p CapabilityBoundingSet= -p ProtectSystem=strict

@@ -167,6 +167,16 @@ static void test_specifier_escape(void) {
         s = unit_specifier_escape("");
         is_str(s, "", "unit_specifier_escape(\"\")");
         free(s);
+        s = unit_specifier_escape("ends in \\");
+        is_str(s, "ends in \\\\", "unit_specifier_escape(): a trailing backslash is doubled (no continuation)");
+        ok(!unit_value_continues(s), "...and the value no longer continues onto the next line");
+        free(s);
+        s = unit_specifier_escape("two \\\\");
+        is_str(s, "two \\\\", "unit_specifier_escape(): an even run is left alone");
+        free(s);
+        ok(unit_value_continues("a\\"), "unit_value_continues(\"a\\\\\")");
+        ok(!unit_value_continues("a\\\\"), "unit_value_continues(\"a\\\\\\\\\") is false");
+        ok(!unit_value_continues(""), "unit_value_continues(\"\") is false");
 }
 
 int main(void) {

@@ -96,6 +96,14 @@ static void check_refused_line(const char *what, const char *line, const char *r
         result_done(&res);
 }
 
+static void test_utf8_accepted(void) {
+        Result res = parse_text("utf8.role", "[Role]\n# caf\xc3\xa9\nDescription=na\xc3\xafve \xe2\x9c\x93 \xf0\x9f\x98\x80\n", 0);
+
+        is_int(res.r, 0, "well-formed UTF-8 (2, 3 and 4 bytes) is accepted");
+        like(res.ev.log, "3|Role|Description|na\xc3\xafve \xe2\x9c\x93 \xf0\x9f\x98\x80\n", "...and delivered unchanged");
+        result_done(&res);
+}
+
 static void test_accepted(void) {
         Result res = parse_text("good.role",
                          "# a comment\n"
@@ -260,6 +268,13 @@ static void test_refused(void) {
         check_refused_line("an escape character", "Description=\x1b[31mred", "control character");
         check_refused_line("a DEL character", "Description=a\x7f" "b", "control character");
         check_refused_line("a CR inside the line", "Description=a\rb", "control character");
+        check_refused_line("a Latin-1 byte in Exec=", "Exec=/bin/echo caf\xe9", "not valid UTF-8");
+        check_refused_line("a stray continuation byte in Environment=", "Environment=A=\x80", "not valid UTF-8");
+        check_refused_line("a truncated sequence", "Description=\xc3", "not valid UTF-8");
+        check_refused_line("an overlong slash", "Exec=/bin/cat \xc0\xaf" "etc/passwd", "not valid UTF-8");
+        check_refused_line("a UTF-16 surrogate", "Description=\xed\xa0\x80", "not valid UTF-8");
+        check_refused_line("a code point above U+10FFFF", "Description=\xf4\x90\x80\x80", "not valid UTF-8");
+        check_refused_line("a non-UTF-8 byte in a comment", "# caf\xe9", "not valid UTF-8");
         check_refused_line("\"Key:Value\" syntax", "Description:colon", NULL);
         check_refused_line("\"Key : Value\" syntax", "Description : colon", NULL);
         check_refused_line("a line that is no assignment", "just words", NULL);
@@ -354,6 +369,7 @@ int main(void) {
         tmpdir = test_tmpdir_new();
 
         test_accepted();
+        test_utf8_accepted();
         test_line_length();
         test_line_length_sweep();
         test_inih_trap_is_real();

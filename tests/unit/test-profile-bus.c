@@ -109,6 +109,7 @@ static const struct { const char *key; Norm norm; const char *property; } text_k
         { "RequiresMountsFor", N_WORDS, NULL }, { "Wants", N_WORDS, NULL }, { "Requires", N_WORDS, NULL }, { "After", N_WORDS, NULL },
         { "StopWhenUnneeded", N_BOOL, NULL },
         { "Type", N_STR, NULL }, { "NotifyAccess", N_STR, NULL }, { "ExecStart", N_EXEC, NULL }, { "Restart", N_STR, NULL },
+        { "ExecStartPre", N_EXEC, NULL }, { "ExecStopPost", N_EXEC, NULL },
         { "RestartPreventExitStatus", N_EXIT, NULL }, { "KillMode", N_STR, NULL },
         { "TimeoutStopSec", N_SEC, "TimeoutStopUSec" }, { "RuntimeMaxSec", N_SEC, "RuntimeMaxUSec" },
         { "DynamicUser", N_BOOL, NULL }, { "User", N_STR, NULL }, { "StateDirectory", N_WORDS, NULL }, { "Environment", N_WORDS, NULL },
@@ -281,17 +282,21 @@ static void text_assign(Props *ps, const char *key, const char *value, const cha
                 }
                 props_append(ps, name, buf);
                 return;
-        case N_EXEC:
-                w = words(v);
+        case N_EXEC: {
+                /* "+" (privileged) travels as <Name>Ex= with the "privileged" flag */
+                bool plus = v[0] == '+';
+                _cleanup_free_ char *ex = plus ? strprintf("%sEx", name) : NULL;
+                w = words(v + plus);
                 if (!w[0]) {
-                        props_reset(ps, name);
+                        props_reset(ps, ex ?: name);
                         return;
                 }
                 {
-                        _cleanup_free_ char *j = joined(w, "\x1f"), *item = strprintf("%s|%s|no", w[0], j);
-                        props_append(ps, name, item);
+                        _cleanup_free_ char *j = joined(w, "\x1f"), *item = strprintf("%s|%s|%s", w[0], j, plus ? "privileged" : "no");
+                        props_append(ps, ex ?: name, item);
                 }
                 return;
+        }
         case N_EXIT:
                 w = words(v);
                 {
@@ -375,6 +380,20 @@ static int decode_array(sd_bus_message *m, const char *name, const char *content
                                 _cleanup_free_ char *j = joined(argv, "\x1f");
                                 snprintf(buf, sizeof buf, "%s|%s|%s", path, j, ign ? "yes" : "no");
                                 strv_free(argv);
+                        }
+                } else if (streq(elem, "(sasas)")) {
+                        const char *path;
+                        char **argv = NULL, **flags = NULL;
+                        r = sd_bus_message_enter_container(m, 'r', "sasas");
+                        if (r > 0) {
+                                assert_se(sd_bus_message_read(m, "s", &path) > 0);
+                                assert_se(sd_bus_message_read_strv(m, &argv) > 0);
+                                assert_se(sd_bus_message_read_strv(m, &flags) > 0);
+                                assert_se(sd_bus_message_exit_container(m) >= 0);
+                                _cleanup_free_ char *j = joined(argv, "\x1f"), *fl = joined(flags, ",");
+                                snprintf(buf, sizeof buf, "%s|%s|%s", path, j, fl);
+                                strv_free(argv);
+                                strv_free(flags);
                         }
                 } else if (streq(elem, "(iayu)")) {
                         int32_t family;
@@ -640,6 +659,8 @@ static void test_refusals(void) {
         static const char *const bad[][2] = {
                 { "Description", "agent %u" },          /* a specifier only a unit file resolves */
                 { "ExecStart", "-/bin/true" },          /* an Exec prefix */
+                { "ExecStartPre", "+-/bin/true" },      /* "+" with another prefix */
+                { "ExecStopPost", "!/bin/true" },       /* a prefix other than "+" */
                 { "ExecStart", "true" },                /* not an absolute path */
                 { "RestrictNamespaces", "no" },         /* a form the table does not marshal */
                 { "CapabilityBoundingSet", "CAP_NET_RAW" },
@@ -659,7 +680,7 @@ static void test_refusals(void) {
                 props_done(&p);
         }
         ok(streq_ptr(profile_bus_property("Service", "RuntimeMaxSec"), "RuntimeMaxUSec"), "RuntimeMaxSec= is RuntimeMaxUSec on the bus");
-        ok(!profile_bus_property("Service", "ExecStartPre"), "ExecStartPre= is not in the table");
+        ok(!profile_bus_property("Service", "ExecStartPost"), "ExecStartPost= is not in the table");
 }
 
 int main(void) {

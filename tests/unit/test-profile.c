@@ -260,13 +260,23 @@ static void test_role_keys(void) {
                    "projects/webapp.project", "[Project]\nWorkspace=/srv/projects/webapp\n",
                    NULL);
         if (is_int(x.r, 0, "mounts: rendered")) {
-                ok(has_bind(&x.s, "BindReadOnlyPaths", "/srv/in", "/input"), "Input= is bound read-only at /input");
-                ok(has_bind(&x.s, "BindPaths", "/srv/out", "/output"), "Output= is bound writable at /output");
-                ok(has_bind(&x.s, "BindPaths", "/srv/projects/webapp", "/workspace"), "the workspace is bound writable at /workspace");
-                ok(has_bind(&x.s, "BindReadOnlyPaths", "/srv/projects/webapp/.git", "/workspace/.git"),
+                const char *pre = unit_settings_get(&x.s, "Service", "ExecStartPre");
+                ok(has_bind(&x.s, "BindReadOnlyPaths", CLOISTER_STAGE_DIR "/agent/input", "/input"), "Input= is bound read-only at /input");
+                ok(has_bind(&x.s, "BindPaths", CLOISTER_STAGE_DIR "/agent/output", "/output"), "Output= is bound writable at /output");
+                ok(has_bind(&x.s, "BindPaths", CLOISTER_STAGE_DIR "/agent/workspace", "/workspace"), "the workspace is bound writable at /workspace");
+                ok(has_bind(&x.s, "BindReadOnlyPaths", CLOISTER_STAGE_DIR "/agent/workspace-git", "/workspace/.git"),
                    "the workspace's .git is bound read-only");
-                ok(has_bind(&x.s, "BindReadOnlyPaths", "/srv/datasets", "/data"), "ReadOnlyMount= is bound read-only");
-                ok(has_bind(&x.s, "BindReadOnlyPaths", "/srv/models", "/models"), "ReadOnlyMount= with :ro is bound read-only");
+                ok(has_bind(&x.s, "BindReadOnlyPaths", CLOISTER_STAGE_DIR "/agent/ro-0", "/data"), "ReadOnlyMount= is bound read-only");
+                ok(has_bind(&x.s, "BindReadOnlyPaths", CLOISTER_STAGE_DIR "/agent/ro-1", "/models"), "ReadOnlyMount= with :ro is bound read-only");
+                is_str(pre, "+" CLOISTER_STAGE_PATH " start agent Input:input:/srv/in Output:output:/srv/out "
+                       "Workspace:workspace:/srv/projects/webapp Workspace:workspace-git:/srv/projects/webapp/.git "
+                       "ReadOnlyMount:ro-0:/srv/datasets ReadOnlyMount:ro-1:/srv/models",
+                       "every source is staged by cloister-stage (ExecStartPre=+), none named to systemd");
+                ok(has(&x.s, "Service", "ExecStopPost", "+" CLOISTER_STAGE_PATH " stop agent"), "...and unstaged when the unit stops");
+                for (size_t i = 0; i < x.s.n; i++)
+                        if (streq(x.s.items[i].key, "BindPaths") || streq(x.s.items[i].key, "BindReadOnlyPaths"))
+                                ok(!strstr(x.s.items[i].value, "/srv/"), "no bind source is a role path: %s=%s",
+                                   x.s.items[i].key, x.s.items[i].value);
                 ok(!has_part(&x.s, "Service", "BindPaths", "/data") && !has_part(&x.s, "Service", "BindPaths", "/models"),
                    "ReadOnlyMount= is never bound writable");
                 ok(!has_part(&x.s, "Service", "BindPaths", "/input"), "Input= is never bound writable");
