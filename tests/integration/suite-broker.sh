@@ -279,7 +279,12 @@ check "header deadline: none of them is open 12 s later, headers never ended ($(
 
 # one caller's request bodies held in the broker: at most 64 MiB together
 systemctl start --wait agent@bodyhog.service
-expect bodyhog codes 504,504,504,504,429 "five 15 MB bodies at once from one unit: the one past 64 MiB held is refused, the others go upstream (which hangs: 504)"
+# The uploads interleave: every one still arriving once the unit's held bytes pass 64 MiB is
+# refused, so how many are depends on timing; never all five go upstream (75 MB > 64 MiB).
+codes=$(get bodyhog codes)
+n429=$(grep -o 429 <<<"$codes" | wc -l)
+check "bodyhog: five 15 MB bodies at once from one unit: those past 64 MiB held are refused (429), the rest go upstream (which hangs: 504) (codes=$codes)" \
+        all "[[ '$codes' =~ ^(504|429)(,(504|429)){4}$ ]]" "[ $n429 -ge 1 ]"
 expect bodyhog after 504 "once they are gone, the next request goes upstream again"
 
 # --- kill -9 under load: queued connections are served by the restarted broker -------------
