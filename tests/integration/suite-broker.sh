@@ -210,6 +210,9 @@ expect mcpuser v1_ambiguous_codes 400,400,400,400,400,400,400 \
 expect mcpuser v1_plain 200 "a plain /v1 body still passes"
 check "MCP: the refused calls never reached the server" lacks /srv/mcp.jsonl delete_everything
 expect mcpnone mcp_tools "" "no AllowTool=: tools/list is empty (fail closed)"
+expect mcpuser mcp_tools_json_type application/json "a tools/list asked for as plain JSON is answered as JSON"
+expect mcpuser mcp_tools_json search "…and that JSON answer is filtered too"
+expect mcpnone mcp_tools_json "" "no AllowTool=: the JSON tools/list answer is empty"
 expect mcpuser mcp_list_primed True "a tools/list answered as SSE starts with a priming event (id, empty data), passed as is"
 expect mcpuser mcp_list_event_ids 2 "…with the event ids kept"
 expect mcpuser mcp_replay_lists 1 "GET with Last-Event-ID: the server replays its tools/list answer"

@@ -245,6 +245,10 @@ def probe_mcp():
     report("mcp_session_kept", bool(session))
     s, h, r = rpc("tools/list", {}, session, 2)
     report("mcp_tools", ",".join(sorted(t["name"] for t in r["result"]["tools"])))
+    # the same asked for as plain JSON: the server answers application/json, not a stream
+    s, h, r = rpc("tools/list", {}, session, 6, accept="application/json")
+    report("mcp_tools_json_type", (h.get("Content-Type") or "").split(";")[0])
+    report("mcp_tools_json", ",".join(sorted(t["name"] for t in r["result"]["tools"])) if r and "result" in r else r)
     s, h, r = rpc("tools/call", {"name": "search", "arguments": {"query": "x"}}, session, 3)
     report("mcp_call_allowed", r["result"]["content"][0]["text"] if r and "result" in r else r)
     s, h, r = rpc("tools/call", {"name": "delete_everything", "arguments": {}}, session, 4)
