@@ -364,7 +364,33 @@ static void test_description_and_exec(void) {
         rendered_done(&x);
 }
 
+/* The last guard before a unit reaches disk: a value that a line-based reader would not read
+ * back as one assignment is refused, whatever renderer produced it. */
+static void test_written_values_checked(void) {
+        static const struct { const char *value; bool ok; } cases[] = {
+                { "plain value", true },
+                { "two\nlines", false },
+                { "carriage\rreturn", false },
+                { "continues \\", false },
+                { "escaped \\\\", true },
+                { "\xff\xfe not UTF-8", false },
+                { "UTF-8 \xc3\xa9", true },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                UnitSettings s = {};
+                if (unit_settings_add(&s, "Service", "Description", cases[i].value) < 0)
+                        tap_bail_out("unit_settings_add");
+                if (cases[i].ok)
+                        is_int(unit_settings_check(&s), 0, "written as is: \"%s\"", cases[i].value);
+                else
+                        is_int(unit_settings_check(&s), -EINVAL, "refused before writing: case %zu", i);
+                unit_settings_done(&s);
+        }
+}
+
 int main(void) {
+        test_written_values_checked();
         tmpdir = test_tmpdir_new();
 
         test_static();
