@@ -99,30 +99,33 @@ TIER_TESTS = {
 
 
 def read_testlogs(files):
-    """test name -> (result, stdout lines), from every log (a later log's result wins)."""
+    """test name -> [(result, stdout lines, suites)], one entry per run of it in any log (the
+    plain, valgrind and sanitizer runs)."""
     runs = {}
     for f in files:
         with open(f, encoding="utf-8") as fh:
             for line in fh:
                 if line.strip():
                     t = json.loads(line)
-                    runs[t["name"].split(" / ")[-1]] = (t["result"], (t.get("stdout") or "").splitlines())
+                    project_suites, _, name = t["name"].rpartition(" / ")
+                    suites = set(project_suites.partition(":")[2].split("+"))
+                    runs.setdefault(name, []).append((t["result"], (t.get("stdout") or "").splitlines(), suites))
     return runs
 
 
 def ran_ok(runs, tier, name):
     """None if a test of the tier passed with the name in the same run, else why not."""
     if tier == "fuzz":
-        r = runs.get(name + "-replay")
-        return None if r and r[0] == "OK" else f"{name}-replay did not pass in this run ({r[0] if r else 'not run'})"
-    tests = TIER_TESTS.get(tier) or ([t for t in runs if t.startswith("test-")] if tier == "unit" else [tier])
+        r = runs.get(name + "-replay", [])
+        return None if r and all(x[0] == "OK" for x in r) else \
+            f"{name}-replay did not pass in this run ({', '.join(x[0] for x in r) or 'not run'})"
+    tests = TIER_TESTS.get(tier) or \
+        ([t for t, rs in runs.items() if any("unit" in x[2] for x in rs)] if tier == "unit" else [tier])
     key = name[:-1] if name.endswith("*") else name
     parts = [p.strip() for p in re.split(r"…|<[^>]*>", key) if len(p.strip()) >= 4] or [key]
     good = bad = False
     for t in tests:
-        if t not in runs:
-            continue
-        for line in runs[t][1]:
+        for line in (l for run in runs.get(t, []) for l in run[1]):
             if all(p in line for p in parts):
                 if re.match(r"^not ok\b", line):
                     bad = True

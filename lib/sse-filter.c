@@ -257,9 +257,11 @@ static int process(SseFilter *f, char **out, size_t *out_n) {
                         return r;
                 start = end;
         }
-        memmove(f->buf, f->buf + start, f->n - start);
-        f->n -= start;
-        f->scan -= start;
+        if (start > 0) { /* (buf is NULL until the first byte: no memmove of NULL) */
+                memmove(f->buf, f->buf + start, f->n - start);
+                f->n -= start;
+                f->scan -= start;
+        }
 
         if (f->rewrite && f->n > SSE_FILTER_EVENT_MAX)
                 return -E2BIG;  /* an event too large to read is not passed on */

@@ -69,7 +69,7 @@ bash tests/package-build.sh . "$build-package"
 
 step "proof: SKIPs, docs/security.md, mutants"
 python3 tests/check-skips.py tests/skips.list "$build" "$build-asan" "$build-fuzz" "$build-package=tests/skips-package.list"
-python3 docs/check-security.py . --testlog "$build"/meson-logs/testlog*.json > "$build/security-md.tap" ||
+python3 docs/check-security.py . --testlog "$build"/meson-logs/testlog*.json "$build-asan"/meson-logs/testlog*.json > "$build/security-md.tap" ||
         { grep -v '^ok' "$build/security-md.tap"; echo "run-all: docs/security.md names a test that did not pass in this run"; exit 1; }
 echo "docs/security.md: $(grep -c '^ok' "$build/security-md.tap") claims, each carried by a test that passed in this run"
 python3 tests/mutation/run-mutants.py .
