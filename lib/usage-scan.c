@@ -107,6 +107,16 @@ static int top_level(UsageScan *s, char c) {
         }
 }
 
+/* A structural byte outside any string: a string opens, a container opens or closes. */
+static void outside_string(UsageScan *s, char c) {
+        if (c == '"')
+                s->in_string = true;
+        else if (c == '{' || c == '[')
+                s->depth++;
+        else if ((c == '}' || c == ']') && s->depth > 1)
+                s->depth--;
+}
+
 static int scan_byte(UsageScan *s, char c) {
         int r;
 
@@ -160,12 +170,7 @@ static int scan_byte(UsageScan *s, char c) {
         }
         if (s->capturing)
                 goto keep;
-        if (c == '"')
-                s->in_string = true;
-        else if (c == '{' || c == '[')
-                s->depth++;
-        else if ((c == '}' || c == ']') && s->depth > 1)
-                s->depth--;
+        outside_string(s, c);
         return 0;
 
 keep:
@@ -181,12 +186,8 @@ keep:
                         s->escape = true;
                 else if (c == '"')
                         s->in_string = false;
-        } else if (c == '"')
-                s->in_string = true;
-        else if (c == '{' || c == '[')
-                s->depth++;
-        else if ((c == '}' || c == ']') && s->depth > 1)
-                s->depth--;
+        } else
+                outside_string(s, c);
         return 0;
 }
 
