@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/deps.c: lockfile paths, content-addressed cache directories, the "materialised"
+/* lib/conf/deps.c: lockfile paths, content-addressed cache directories, the "materialised"
  * test, and the hash-pin checks that run before any installer (§10). */
 
 #include <sys/stat.h>

@@ -10,7 +10,7 @@
  *    "Key=Value" whose key is one the role's own keys may set (the grant table below), with
  *    a value that grant allows; everything else in the template stays as rendered. A value
  *    that smuggles a newline, a continuation or a closed key shows up here as a line;
- *  - lib/closed-surface.c's checker finds nothing in the output directory;
+ *  - lib/profile/closed-surface.c's checker finds nothing in the output directory;
  *  - the output is byte-for-byte deterministic. */
 #include <ctype.h>
 #include <ftw.h>

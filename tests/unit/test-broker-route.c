@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/broker-route.c: which upstream a request target goes to, and the targets refused before
+/* helpers/broker/policy/broker-route.c: which upstream a request target goes to, and the targets refused before
  * any upstream URL is built from them (§8). */
 
 #include "broker-route.h"

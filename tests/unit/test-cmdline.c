@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/cmdline.c: Exec= is split as systemd splits ExecStart=, and every word is quoted back into
+/* lib/basic/cmdline.c: Exec= is split as systemd splits ExecStart=, and every word is quoted back into
  * the generated unit so that systemd reads exactly that word. */
 
 #include "cmdline.h"

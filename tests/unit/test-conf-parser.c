@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/conf-parser.c: the typed key parsers and the table walk shared by every file kind. A bad
+/* lib/conf/conf-parser.c: the typed key parsers and the table walk shared by every file kind. A bad
  * value is logged once as "path:line: Invalid Key= value "v" in [Section]: reason". */
 
 #include <stddef.h>

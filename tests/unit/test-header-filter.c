@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/header-filter.c: the headers the broker passes each way; everything else is dropped, so
+/* helpers/broker/policy/header-filter.c: the headers the broker passes each way; everything else is dropped, so
  * the caller's credentials never reach an upstream and the upstream's cookies never reach the
  * sandbox (§8). */
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/ini-strict.c: every line that inih (Debian 12: r55, INI_MAX_LINE 200, inline ";"
+/* lib/conf/ini-strict.c: every line that inih (Debian 12: r55, INI_MAX_LINE 200, inline ";"
  * comments, multi-line continuations) would not read literally refuses the whole file, with
  * file:line. A file is never half-read. */
 

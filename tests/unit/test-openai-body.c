@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/openai-body.c: the request rewrite for /v1 (model override, usage for streams), the usage
+/* helpers/broker/policy/openai-body.c: the request rewrite for /v1 (model override, usage for streams), the usage
  * of a plain response and the /v1/models filter (§8). */
 
 #include <json-c/json.h>

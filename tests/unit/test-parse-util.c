@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/parse-util.c: the value grammars every configuration key is read with. */
+/* lib/basic/parse-util.c: the value grammars every configuration key is read with. */
 
 #include "parse-util.h"
 #include "tap.h"

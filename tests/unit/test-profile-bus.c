@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/profile-bus.c against lib/unit-settings.c: one profile model, two renderings, compared
+/* lib/profile/profile-bus.c against lib/profile/unit-settings.c: one profile model, two renderings, compared
  * property by property so that they cannot drift.
  *
  * For each role shape, the unit-file text (template + drop-in, as systemd reads them) and the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/profile.c: the locked profile (§6) — the static part every agent@ unit shares and what each
+/* lib/profile/profile.c: the locked profile (§6) — the static part every agent@ unit shares and what each
  * role's keys add to it (§4, §5, §11). */
 
 #include "exit-status.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/role.c: every key of a role file (§4) is read into the model with the value it states. */
+/* lib/conf/role.c: every key of a role file (§4) is read into the model with the value it states. */
 
 #include "role.h"
 #include "tap.h"

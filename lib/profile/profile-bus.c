@@ -37,7 +37,7 @@ typedef struct BusProperty {
         const char *property;   /* NULL: the key */
 } BusProperty;
 
-/* Every directive the profile model emits (lib/profile.c), and nothing else: a new one is a
+/* Every directive the profile model emits (lib/profile/profile.c), and nothing else: a new one is a
  * row here, or cloisterctl run refuses to start (the unit test renders every role shape). */
 static const BusProperty bus_properties[] = {
         { "Unit",    "Description",             BUS_STRING, NULL },
@@ -549,7 +549,7 @@ int profile_bus_append(sd_bus_message *m, const UnitSettings *s, const char *ins
                 int r;
 
                 if (!p)
-                        return log_error_errno(EOPNOTSUPP, "[%s] %s= has no D-Bus rendering in lib/profile-bus.c; refusing the run.",
+                        return log_error_errno(EOPNOTSUPP, "[%s] %s= has no D-Bus rendering in lib/profile/profile-bus.c; refusing the run.",
                                                u->section, u->key);
                 if (kind_expands_specifiers(p->kind)) {
                         r = expand_specifiers(u->value, instance, &v);

@@ -5,7 +5,7 @@
 
 #include "unit-settings.h"
 
-/* The second renderer of the profile model (lib/profile.h): UnitSettings as the "(sv)"
+/* The second renderer of the profile model (lib/profile/profile.h): UnitSettings as the "(sv)"
  * properties of systemd's StartTransientUnit, marshalled as systemd's own bus-unit-util.c
  * does for systemd-run -p.
  *
