@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Benchmark of cloister-generator (SPEC §13: "it must stay fast: it runs at every boot and
-# daemon-reload"). Goal from the issue: 10,000 roles in under 100 ms.
+# Benchmark of cloister-generator (docs/overview.md, Generator behaviour: it runs at
+# every boot and at every daemon-reload, so it must stay fast). Goal from the issue: 10,000 roles in under 100 ms.
 #
 #   bench/generator.sh [BUILD_DIR]          (default: ./build)
 #
@@ -96,7 +96,7 @@ write_role() { # DIR I
         } > "$dir/r$i.role"
 }
 
-# The fake root: the same layout and search order systemd and cloister use (SPEC §3,
+# The fake root: the same layout and search order systemd and cloister use (docs/overview.md, Files and search paths,
 # systemd.unit(5)), all of it under $root.
 setup_tree() { # N ROOT
         local n=$1 root=$2 i

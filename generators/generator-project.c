@@ -13,7 +13,7 @@ typedef struct DepsRow {
         const char *value;
 } DepsRow;
 
-/* cloister-deps@<project>.service (§10): the one step with egress, hardened otherwise.
+/* cloister-deps@<project>.service (cloister.project(5)): the one step with egress, hardened otherwise.
  * DynamicUser= with CacheDirectory=: systemd keeps the cache at
  * /var/cache/private/cloister/deps with /var/cache/cloister/deps a symlink to it, chowned to
  * the (shared, "cloister-deps") dynamic user; agents get their sets through read-only binds

@@ -57,7 +57,7 @@ int sidecar_set_note_grant(SidecarSet *set, const char *sidecar, const char *rol
         return 0;
 }
 
-/* §3: the socket directory is 0555. systemd creates it so with the socket (DirectoryMode=);
+/* The socket directory is 0555 (docs/overview.md, Files and search paths). systemd creates it so with the socket (DirectoryMode=);
  * one that exists already keeps its mode, so it is checked here where it can be seen. */
 static bool dir_contract_holds(const Sidecar *sc) {
         _cleanup_free_ char *dir = strprintf(SIDECAR_SERVICES_DIR "/%s", sc->name);

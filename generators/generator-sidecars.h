@@ -4,7 +4,7 @@
 #include "generator-output.h"
 #include "sidecar.h"
 
-/* The sidecar files (§9) that loaded, and which generated roles reach each of them. */
+/* The sidecar files (cloister.sidecar(5)) that loaded, and which generated roles reach each of them. */
 typedef struct SidecarSet {
         Sidecar **items;
         char ***reached_by;     /* per item: role names, in generation order */

@@ -90,7 +90,7 @@ static int write_refusal(const GeneratorOutput *o, const char *role_name, const 
         return r;
 }
 
-/* A granted sidecar with no sidecar file is a warning, not an error (§9): the grant binds
+/* A granted sidecar with no sidecar file is a warning, not an error (cloister.sidecar(5)): the grant binds
  * the socket directory, and the agent gets a connect error until something serves it. */
 static int note_grants(const Role *role, SidecarSet *sidecars) {
         int r = 0;
@@ -161,7 +161,7 @@ static const char *booted_generator_dir(char * const *unit_dirs) {
         return NULL;
 }
 
-/* The broker's side (§8): the credentials cloister.conf names, loaded only into
+/* The broker's side (cloister-broker(8)): the credentials cloister.conf names, loaded only into
  * cloister-broker.service; and its socket, where [Broker] Socket= moves it. */
 static int write_broker_dropins(const GeneratorOutput *o, const CloisterConf *conf, const char *source) {
         _cleanup_strv_free_ char **creds = calloc(1, sizeof(char *));

@@ -11,7 +11,7 @@ typedef struct ClosedSurface {
         const char *surface;   /* network, privileges, namespaces, writable-paths, devices, … */
 } ClosedSurface;
 
-/* Settings an admin drop-in may not set (§6); terminated by { NULL, NULL }. */
+/* Settings an admin drop-in may not set (cloister.role(5), THE LOCKED PROFILE); terminated by { NULL, NULL }. */
 extern const ClosedSurface policy_closed_surfaces[];
 
 /* Settings an admin drop-in may set: the allow-list. A key in neither list is refused as

@@ -19,7 +19,7 @@ int main(int argc, char *argv[]) {
         if (!f)
                 return 1;
         fputs("# SPDX-License-Identifier: LGPL-2.1-or-later\n"
-              "# The locked profile of every cloister agent (cloister.role(5), SPEC §6).\n"
+              "# The locked profile of every cloister agent (cloister.role(5), THE LOCKED PROFILE).\n"
               "# Rendered at build time from lib/profile/profile.c and policy/; per-role settings come from\n"
               "# cloister-generator as agent@<role>.service.d/50-cloister.conf. Admin drop-ins may\n"
               "# not set the keys in policy/closed-surfaces.list: the role then refuses to start.\n\n", f);

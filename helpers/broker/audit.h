@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-/* One structured journal record per broker request (§8). No bodies, no secrets.
+/* One structured journal record per broker request (cloister-broker(8)). No bodies, no secrets.
  * journalctl MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b */
 #define CLOISTER_BROKER_MESSAGE_ID "8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b"
 

@@ -4,7 +4,7 @@
 #include <sys/types.h>
 
 /* Who is on the other end of a broker connection, as PID 1 attests it: SO_PEERCRED gives
- * the PID, its cgroup gives the unit. Nothing the caller sends is consulted (§8). */
+ * the PID, its cgroup gives the unit. Nothing the caller sends is consulted (cloister-broker(8)). */
 struct Caller;
 struct sd_event_source;
 

@@ -151,7 +151,7 @@ static enum MHD_Result respond_json(Request *q, unsigned status, const char *jso
         return ret;
 }
 
-/* OpenAI-style error (§8): {"error":{"message","type","code"}}. */
+/* OpenAI-style error (cloister-broker(8)): {"error":{"message","type","code"}}. */
 static enum MHD_Result respond_error(Request *q, unsigned status, const char *code, const char *message,
                                      unsigned retry_after) {
         _cleanup_free_ char *json = NULL;
@@ -571,7 +571,7 @@ static enum MHD_Result mcp_check_headers(Request *q, bool *done) {
         return MHD_YES;
 }
 
-/* MCP (§8): tools/call of a tool the role may not use never reaches the upstream; what comes
+/* MCP (cloister-broker(8)): tools/call of a tool the role may not use never reaches the upstream; what comes
  * back, on every stream, is filtered with the same allow-list (q->mcp_allowed). */
 static enum MHD_Result mcp_check(Request *q, bool *done) {
         _cleanup_free_ char *error = NULL;

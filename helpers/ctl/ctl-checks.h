@@ -3,7 +3,7 @@
 
 #include "ctl-model.h"
 
-/* What only a running system can check (§4, §9, §10), beyond the generator's own checks.
+/* What only a running system can check (cloister.role(5); cloister.sidecar(5); cloister.project(5)), beyond the generator's own checks.
  * Each problem is appended to *problems as "file:line: Key=: reason" (the line of the
  * assignment in the role or project file). */
 
@@ -12,7 +12,7 @@ int ctl_check_mounts(const Role *role, char ***problems);
 /* The device nodes GPUs= needs exist (`path`: the role or sidecar file). */
 int ctl_check_gpus(const char *path, const char *gpus, char ***problems);
 /* A sidecar's ReadOnlyMount= sources and GPUs= nodes exist, and its socket directory keeps
- * the contract (§3: root's, 0555) where it exists. */
+ * the contract (docs/overview.md, Files and search paths: root's, 0555) where it exists. */
 int ctl_check_sidecar(const CtlSidecar *c, char ***problems);
 /* The sockets of granted sidecars (Service=) exist. */
 int ctl_check_service_sockets(const Role *role, char ***problems);

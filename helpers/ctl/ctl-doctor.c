@@ -159,7 +159,7 @@ static int doctor_project(const CtlProject *c, struct json_object *o, Row *row) 
         return k < 0 ? -ENOMEM : problems ? 1 : 0;
 }
 
-/* A sidecar (§9): generated or refused and why, its socket and socket directory, the states
+/* A sidecar (cloister.sidecar(5)): generated or refused and why, its socket and socket directory, the states
  * of its socket and runtime units, the roles that reach it, the exposure of runtime and proxy. */
 typedef struct SidecarRow {
         const char *name, *status, *generated, *socket;

@@ -134,7 +134,7 @@ static struct json_object *entries_json(const Entry *e, size_t n) {
         return a;
 }
 
-/* Sidecars (§9) have their own columns: the runtime's port and readiness, its limits, the
+/* Sidecars (cloister.sidecar(5)) have their own columns: the runtime's port and readiness, its limits, the
  * roles that reach it, and two states (socket-activated: the socket listens, the runtime
  * starts on the first connection). */
 typedef struct SidecarEntry {

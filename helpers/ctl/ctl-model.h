@@ -69,7 +69,7 @@ const CtlProject *ctl_model_find_project(const CtlModel *m, const char *name);
 const CtlSidecar *ctl_model_find_sidecar(const CtlModel *m, const char *name);
 
 /* The generator writes a sidecar's units when its file loads and its socket directory does
- * not break the contract (§3); a role's when it loads and no drop-in re-opens a surface. */
+ * not break the contract (docs/overview.md, Files and search paths); a role's when it loads and no drop-in re-opens a surface. */
 static inline bool ctl_sidecar_generated(const CtlSidecar *c) {
         return c->sidecar && !c->dir_fatal;
 }

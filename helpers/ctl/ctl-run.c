@@ -279,7 +279,7 @@ static bool endswith_str(const char *s, const char *suffix) {
         return l >= n && streq(s + l - n, suffix);
 }
 
-/* The profile is closed for runs as for agent@ROLE (§6): a role refused for an admin drop-in
+/* The profile is closed for runs as for agent@ROLE (cloister.role(5), THE LOCKED PROFILE): a role refused for an admin drop-in
  * that re-opens a closed surface is refused here too, and so is any admin unit file or
  * drop-in for agent-run@ units (there is no reason to have one). */
 static int check_closed_surfaces(const Role *role, const CloisterConf *conf) {

@@ -8,7 +8,7 @@
 #include "parse-util.h"
 #include "project.h"
 
-/* cloister-deps PROJECT: the ExecStart= of cloister-deps@PROJECT.service (§10). */
+/* cloister-deps PROJECT: the ExecStart= of cloister-deps@PROJECT.service (cloister.project(5)). */
 int main(int argc, char *argv[]) {
         enum { ARG_CACHE_DIR = 0x100, ARG_PYTHON, ARG_NPM, ARG_CHECK };
         static const struct option options[] = {

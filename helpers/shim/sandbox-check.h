@@ -4,7 +4,7 @@
 #include "network-mode.h"
 #include "strv.h"
 
-/* Checks, from inside, that the sandbox is as closed as `mode` requires (§6): only the
+/* Checks, from inside, that the sandbox is as closed as `mode` requires (docs/profile.md): only the
  * loopback device in sealed modes (PrivateNetwork= silently continues without a namespace
  * on EPERM), no AF_INET in "none", the host's loopback unreachable in "egress", empty capability sets, no_new_privs, seccomp filter
  * mode, read-only root, a non-root user. Logs every open surface it finds and returns the

@@ -4,7 +4,7 @@
 #include "network-mode.h"
 #include "strv.h"
 
-/* The agent's environment (§7), built from scratch: of the shim's own environment only
+/* The agent's environment (cloister-shim(8), ENVIRONMENT), built from scratch: of the shim's own environment only
  * INVOCATION_ID and JOURNAL_STREAM, in systemd's format (nothing an administrator could set:
  * not PATH, locale, TZ or HOME from the manager's environment or a drop-in); then cloister's
  * PATH=/usr/local/bin:/usr/bin:/bin, LANG=C.UTF-8, HOME=/tmp, SHELL=/bin/sh, USER/LOGNAME

@@ -110,7 +110,7 @@ static int parse_args(int argc, char *argv[], ShimArgs *a) {
         return 0;
 }
 
-/* daemon-only (§5, §7): 127.0.0.1:port in the sandbox's own network namespace, relayed to
+/* daemon-only (cloister.role(5), NETWORK MODES; cloister-shim(8), ENVIRONMENT): 127.0.0.1:port in the sandbox's own network namespace, relayed to
  * the broker socket bound in read-only. Listening before the agent starts, so its first
  * connection cannot race the relay. */
 static struct rlimit saved_nofile = { RLIM_INFINITY, RLIM_INFINITY };

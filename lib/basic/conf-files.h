@@ -22,7 +22,7 @@ int search_path_from_env(const char *env, const char *const *defaults, size_t n,
 /* A symlink to /dev/null: masked, as in systemd. */
 bool path_is_masked(const char *path);
 
-/* The configuration directories, highest priority first (§3): $CLOISTER_CONFIG_PATH
+/* The configuration directories, highest priority first (docs/overview.md, Files and search paths): $CLOISTER_CONFIG_PATH
  * (colon-separated) if set, else /etc/cloister, /run/cloister, /usr/local/lib/cloister,
  * $prefix/lib/cloister. */
 int conf_dirs(char ***ret);

@@ -22,7 +22,7 @@ char *format_timespan(usec_t u);
 /* Well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. */
 bool utf8_is_valid(const char *s);
 
-/* ^[a-z0-9][a-z0-9_-]{0,62}$ (§3). */
+/* ^[a-z0-9][a-z0-9_-]{0,62}$ (docs/overview.md, Files and search paths). */
 bool name_is_valid(const char *name);
 
 /* Absolute, normalized (no "." / ".." / "//" / trailing "/"), and only characters that

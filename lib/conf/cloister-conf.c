@@ -40,7 +40,7 @@ void broker_policy_inherit(BrokerPolicy *l, const BrokerPolicy *defaults) {
 }
 #undef INHERIT
 
-/* Compiled-in fallbacks for everything but Memory=, which must be configured (§4). */
+/* Compiled-in fallbacks for everything but Memory=, which must be configured (cloister.role(5)). */
 static const SandboxLimits builtin_limits = {
         .memory = UNSET_U64,
         .cpus_percent = 100,
@@ -99,7 +99,7 @@ static int parse_default_network(const ConfAssignment *a, void *data) {
         }
         *m = network_mode_from_string(a->value);
         if (*m < 0) {
-                /* Fail closed, but do not refuse the file (§5). */
+                /* Fail closed, but do not refuse the file (cloister.role(5), NETWORK MODES). */
                 log_warning("%s:%u: Invalid DefaultNetwork= value \"%s\"; using daemon-only.",
                             a->path, a->line, a->value);
                 *m = NETWORK_DAEMON_ONLY;

@@ -73,10 +73,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(CloisterConf *, cloister_conf_free);
 
 /* Reads cloister.conf and the cloister.conf.d/ drop-ins from `dirs`. Any error refuses the whole
  * configuration (the caller then generates nothing). An invalid DefaultNetwork= is not an
- * error: it means daemon-only, with a warning (§5). */
+ * error: it means daemon-only, with a warning (cloister.role(5), NETWORK MODES). */
 int cloister_conf_load(char * const *dirs, CloisterConf **ret);
 
-/* The effective default mode: DefaultNetwork=, or egress when unset (§5). */
+/* The effective default mode: DefaultNetwork=, or egress when unset (cloister.role(5), NETWORK MODES). */
 NetworkMode cloister_conf_default_network(const CloisterConf *c);
 
 const Upstream *cloister_conf_find_upstream(const CloisterConf *c, const char *name);

@@ -6,7 +6,7 @@
 
 #include "macro.h"
 
-/* Project dependency sets (§10), shared by the generator, cloister-deps and cloisterctl.
+/* Project dependency sets (cloister.project(5)), shared by the generator, cloister-deps and cloisterctl.
  *
  * Each declared set is materialised once into
  *   DEPS_CACHE_DIR/<ecosystem>-<sha256 of the lockfile>/

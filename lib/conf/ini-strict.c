@@ -28,7 +28,7 @@ size_t ini_strict_max_line(void) {
 }
 
 /* inih cuts a value at " ;"; " #" it keeps, but a reader of the file takes it for a comment
- * (SPEC §4's own example has them): refuse both, so a file means one thing. */
+ * (hand-written files have them): refuse both, so a file means one thing. */
 static bool has_inline_comment(const char *s) {
         for (const char *p = s + 1; *p; p++)
                 if ((*p == ';' || *p == '#') && isspace((unsigned char) p[-1]))

@@ -3,7 +3,7 @@
 
 #include "macro.h"
 
-/* §5. */
+/* The network modes (cloister.role(5), NETWORK MODES). */
 typedef enum NetworkMode {
         NETWORK_NONE,
         NETWORK_DAEMON_ONLY,

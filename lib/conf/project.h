@@ -15,7 +15,7 @@ typedef struct Project {
 Project *project_free(Project *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Project *, project_free);
 
-/* Reads projects/<name>.project (§10): [Project] Workspace= (required), [Dependencies] Pip=,
+/* Reads projects/<name>.project (cloister.project(5)): [Project] Workspace= (required), [Dependencies] Pip=,
  * Npm= (optional lockfiles relative to the workspace). */
 int project_load(const char *path, Project **ret);
 

@@ -3,7 +3,7 @@
 
 #include "conf-parser.h"
 
-/* Keys that role files and sidecar files share (§4, §9): one parser each, so that both files
+/* Keys that role files and sidecar files share (cloister.role(5); cloister.sidecar(5)): one parser each, so that both files
  * accept and refuse exactly the same values. */
 
 typedef struct ReadOnlyMount {

@@ -6,7 +6,7 @@
 #include "cloister-conf.h"
 #include "sandbox-keys.h"
 
-/* A warm runtime behind a socket (§9): sidecars/<name>.sidecar. */
+/* A warm runtime behind a socket (cloister.sidecar(5)): sidecars/<name>.sidecar. */
 typedef struct Sidecar {
         char *name;
         char *path;
@@ -33,7 +33,7 @@ typedef struct Sidecar {
 #define SIDECAR_MAX_CONNECTIONS_DEFAULT 256
 #define SIDECAR_MAX_CONNECTIONS_MAX 65536
 
-/* Where a sidecar's socket lives (§3): the directory is 0555, the socket 0666. */
+/* Where a sidecar's socket lives (docs/overview.md, Files and search paths): the directory is 0555, the socket 0666. */
 #define SIDECAR_SERVICES_DIR "/run/cloister/services"
 
 Sidecar *sidecar_free(Sidecar *s);
@@ -47,7 +47,7 @@ int sidecar_load_from_file(const char *path, FILE *f, const CloisterConf *conf, 
 /* Opens `path` and calls sidecar_load_from_file(). */
 int sidecar_load(const char *path, const CloisterConf *conf, Sidecar **ret);
 
-/* Checks the directory contract (§3) of an existing socket directory: NULL if it is as it
+/* Checks the directory contract (docs/overview.md, Files and search paths) of an existing socket directory: NULL if it is as it
  * must be; else a static reason, with *ret_fatal set when anyone but its owner could write
  * into it (someone could then put their own socket in the sidecar's place). `owner` is root
  * (0) on a live system; an offline check of an image (cloisterctl --root=DIR) wants the owner

@@ -6,7 +6,7 @@
 #include "strv.h"
 
 /* Finds admin unit files and drop-ins that would re-open what the locked profile closes
- * (§6), for every unit an agent depends on: agent@<role>.service, the role's /tmp and
+ * (cloister-generator(8), CLOSED SURFACES), for every unit an agent depends on: agent@<role>.service, the role's /tmp and
  * /var/tmp mount units, the sockets of its Service= grants, cloister-broker.socket
  * (daemon-only) and its project's cloister-deps@.service; each with every alias that
  * resolves to it (a symlink web@x.service → agent@x.service, or web@.service →

@@ -8,7 +8,7 @@ static const char *const replaced_keys[] = {
         "Description", "Documentation", "ExecStart", "Restart", "KillMode", NULL,
 };
 
-/* The runtime (§9): the agent's locked profile, but it listens on its own loopback and,
+/* The runtime (cloister.sidecar(5)): the agent's locked profile, but it listens on its own loopback and,
  * being warm and long-lived, is restarted when it fails. */
 static const ProfileRow runtime_rows[] = {
         { "Unit", "Documentation", "man:cloister.sidecar(5)" },

@@ -125,7 +125,7 @@ int profile_add_static(UnitSettings *s, const char *const *skip) {
         return r;
 }
 
-/* What each mode adds to the static, fully closed state (§5). */
+/* What each mode adds to the static, fully closed state (cloister.role(5), NETWORK MODES). */
 static const ProfileRow mode_rows[_NETWORK_MODE_MAX][6] = {
         /* NETWORK_NONE adds nothing */
         [NETWORK_DAEMON_ONLY] = {
@@ -186,7 +186,7 @@ int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
 /* systemd's own SIGKILL comes this long after the shim's, as a backstop. */
 #define STOP_BACKSTOP_USEC (5 * USEC_PER_SEC)
 
-/* CLOISTER_SERVICE_<NAME>_SOCKET (§7): the name upper-cased, "-" as "_". */
+/* CLOISTER_SERVICE_<NAME>_SOCKET (cloister-shim(8), ENVIRONMENT): the name upper-cased, "-" as "_". */
 static char *service_socket_variable(const char *name) {
         char *v = strprintf("CLOISTER_SERVICE_%s_SOCKET", name);
 
@@ -197,7 +197,7 @@ static char *service_socket_variable(const char *name) {
         return v;
 }
 
-/* The §7 variables that point unmodified clients at the broker, through the shim's relay. */
+/* The variables (cloister-shim(8), ENVIRONMENT) that point unmodified clients at the broker, through the shim's relay. */
 static void write_broker_environment(FILE *f, const Role *role, const CloisterConf *conf) {
         const char *model = role->llm_model ?: conf->llm.model ?: conf->chat.model;
         uint64_t ctx = role->llm_context_size != UNSET_U64 ? role->llm_context_size :
@@ -337,7 +337,7 @@ static int add_mount_ordering(UnitSettings *s, const Role *role) {
         return r;
 }
 
-/* The project's dependency sets (§10): materialised by cloister-deps@<project>.service before
+/* The project's dependency sets (cloister.project(5)): materialised by cloister-deps@<project>.service before
  * the agent starts, bound read-only through the stable by-project link (the generator cannot
  * hash a lockfile on a workspace that is not mounted yet). The agent keeps its own network
  * mode: only the daemon-side unit has egress. */
@@ -529,7 +529,7 @@ static int add_identity_and_durability(UnitSettings *s, const Role *role) {
 
         if (r >= 0 && role->durability == DURABILITY_DURABLE) {
                 r = unit_settings_add(s, "Service", "Restart", "on-failure");
-                if (r >= 0) /* timeouts and refusals are terminal (§11) */
+                if (r >= 0) /* timeouts and refusals are terminal (cloister.role(5), DURABILITY AND FAILURE) */
                         r = unit_settings_add(s, "Service", "RestartPreventExitStatus", CLOISTER_EXIT_TERMINAL_LIST);
                 if (r >= 0)
                         r = unit_settings_addf(s, "Service", "StateDirectory", "cloister/%s", role->name);

@@ -4,7 +4,7 @@
 #include "role.h"
 #include "unit-settings.h"
 
-/* The locked profile (§6) as one model with two parts:
+/* The locked profile (cloister.role(5), THE LOCKED PROFILE) as one model with two parts:
  *  - the static part, identical for every agent: rendered once at build time into the
  *    shipped units/agent@.service template;
  *  - the per-role part, what a role's keys change: rendered by the generator into
@@ -38,13 +38,13 @@ int profile_add_identity(UnitSettings *s, const char *user, int jit);
  * and a failed bind stops namespace setup naming only the target, even for "+" commands.) */
 int profile_add_start_check(UnitSettings *s, const char *test, const char *message, const char *arg1, const char *arg2);
 
-/* GPUs= (§4): DeviceAllow= and a read-only bind ("-") into the private /dev for each NVIDIA
+/* GPUs= (cloister.role(5)): DeviceAllow= and a read-only bind ("-") into the private /dev for each NVIDIA
  * node (/dev/nvidia<N>, /dev/nvidiactl, /dev/nvidia-uvm, optionally /dev/nvidia-uvm-tools;
  * with "all" also the /dev/dri/renderD* render nodes present now), and for each required
  * node a start check in the sandbox, so that a missing one fails the start naming it.
  * `source` is for warnings. */
 int profile_add_gpus(UnitSettings *s, const char *gpus, const char *source);
-/* The drop-in of a role that an admin drop-in re-opens (§6): its only job is to make the
+/* The drop-in of a role that an admin drop-in re-opens (cloister.role(5), THE LOCKED PROFILE): its only job is to make the
  * shim refuse with `reason`, so that "systemctl start" fails with it in the journal. */
 int profile_refusal(const char *role_name, const char *source, const char *reason, UnitSettings *ret);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The escape battery: run as the agent of a real agent@ unit, it tries every way out that
- * the locked profile (SPEC §6) closes, each in a forked child, and prints one TAP line per
+ * the locked profile (docs/profile.md) closes, each in a forked child, and prints one TAP line per
  * probe naming the directive that closes it, plus a machine-readable line
  *
  *   # verdict NAME blocked|open|error|n/a|by-design control=CONTROL DETAIL

@@ -30,7 +30,7 @@ PROBE(root_ro) {
                 blocked(r, "all read-only mounts");
 }
 
-/* Writable by design (SPEC §6): the scoped mounts, and the kernel's API file systems, whose
+/* Writable by design (docs/profile.md): the scoped mounts, and the kernel's API file systems, whose
  * writable parts the other probes cover (/proc: ProtectProc=, /dev: PrivateDevices=). */
 static bool expected_writable(const char *target, const char *fstype) {
         static const char *const targets[] = { "/tmp", "/var/tmp", "/dev/shm", "/output", "/workspace" };

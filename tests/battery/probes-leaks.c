@@ -43,7 +43,7 @@ PROBE(fds) {
                 blocked(r, "only 0-2 (and the battery's own)");
 }
 
-/* SPEC §7, and what cloister-shim keeps from systemd (helpers/shim/shim-env.c). */
+/* cloister-shim(8), ENVIRONMENT, and what cloister-shim keeps from systemd (helpers/shim/shim-env.c). */
 static bool allowed_variable(const char *assignment) {
         static const char *const prefixes[] = {
                 "CLOISTER_", "OPENAI_BASE_URL=", "OPENAI_API_BASE=", "OPENAI_API_KEY=",

@@ -22,7 +22,7 @@ cp "$template" "$root/usr/lib/systemd/system/agent@.service"
 mksock() { python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"; }
 mkdir -p "$root/run/cloister/services/inference" "$root/run/cloister/services/stale"
 mksock "$root/run/cloister/services/inference/service.sock"
-chmod 0555 "$root/run/cloister/services/inference"     # the contract (§3)
+chmod 0555 "$root/run/cloister/services/inference"     # the contract (docs/overview.md, Files and search paths)
 chmod 0777 "$root/run/cloister/services/stale"         # broken: anyone could plant a socket
 touch "$root/dev/nvidiactl" "$root/dev/nvidia-uvm" "$root/dev/nvidia0"
 mksock "$root/run/cloister/broker.sock"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# cloister-deps as a plain installer (§10), on the host, into a temporary cache
+# cloister-deps as a plain installer (cloister.project(5)), on the host, into a temporary cache
 # (--cache-dir=): no sandbox and no systemd here (that is tests/integration/suite-deps.sh).
 # pip installs from a wheel built by the test (--no-index --find-links through pip's own
 # environment configuration: this machine reaches no Python index); npm installs is-number

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lib/conf/deps.c: lockfile paths, content-addressed cache directories, the "materialised"
- * test, and the hash-pin checks that run before any installer (§10). */
+ * test, and the hash-pin checks that run before any installer (cloister.project(5)). */
 
 #include <sys/stat.h>
 

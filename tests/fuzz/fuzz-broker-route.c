@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: the request target and header names of a caller's request (§8). An
+/* libFuzzer target: the request target and header names of a caller's request (cloister-broker(8)). An
  * accepted target maps to a route whose upstream path cannot escape it; a header name
  * passes either way only if it is one of the allowed tokens, never a credential or a framing
  * header. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: the generator end to end (§13). The input is a role file, optionally
+/* libFuzzer target: the generator end to end (cloister-generator(8)). The input is a role file, optionally
  * followed by "\n%%project\n" and the project file it may name (projects/webapp.project),
  * and by "\n%%conf\n" and a cloister.conf replacing the fixed one below. generator_run()
  * writes into a scratch directory, twice; the invariants:

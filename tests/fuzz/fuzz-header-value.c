@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: header values in both directions (§8). The first byte picks the
+/* libFuzzer target: header values in both directions (cloister-broker(8)). The first byte picks the
  * direction. A caller's value passes only if it is an RFC 9110 field value (no CR, LF, NUL or
  * other control but HTAB, no DEL), and every such value passes; then "Name: value" CRLF, as
  * curl writes it, is exactly one header line on the upstream's wire. An upstream's answer

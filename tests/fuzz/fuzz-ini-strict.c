@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: lib/ini-strict alone. Its promise (SPEC §3) is that a file it accepts
+/* libFuzzer target: lib/ini-strict alone. Its promise (cloister.role(5), FILE SYNTAX) is that a file it accepts
  * means one thing: what inih hands the handler is exactly what a literal, line-by-line
  * reading of the file says. So every accepted input is read a second time by the obvious
  * reference reader below and the two event lists must be equal; a refused input must have

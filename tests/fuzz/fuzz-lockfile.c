@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: arbitrary bytes as a dependency lockfile (§10), through the pip
+/* libFuzzer target: arbitrary bytes as a dependency lockfile (cloister.project(5)), through the pip
  * hash-pin check and the npm integrity check. The first byte picks the ecosystem. */
 #include <stdint.h>
 

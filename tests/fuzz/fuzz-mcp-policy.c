@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: the MCP tool allow-list (§8). The first byte picks the options. A
+/* libFuzzer target: the MCP tool allow-list (cloister-broker(8)). The first byte picks the options. A
  * tools/call of a tool not allowed is never passed on; a batch holding tools/call or
  * tools/list is refused. What comes back, as JSON or as an SSE stream cut where the first
  * byte says, lists only allowed tools however "result", "tools" and "name" are spelt; what

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer target: the broker's rewrite of an OpenAI request body, usage accounting of a
- * non-streamed answer and the /v1/models filter (§8). The first byte picks the options.
+ * non-streamed answer and the /v1/models filter (cloister-broker(8)). The first byte picks the options.
  * Invariants: with a model override, what goes upstream is one JSON object naming exactly
  * that model; a streamed request always asks for the usage chunk; the models list holds
  * only the role's model. A body forwarded as sent means the same to a reader that matches

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: arbitrary bytes as projects/<name>.project (§10). An accepted file has
+/* libFuzzer target: arbitrary bytes as projects/<name>.project (cloister.project(5)). An accepted file has
  * its required Workspace=, and that workspace is a place a sandbox may write to. */
 #include "fuzz-util.h"
 #include "project.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: arbitrary bytes as sidecars/<name>.sidecar (§9), through the strict INI
+/* libFuzzer target: arbitrary bytes as sidecars/<name>.sidecar (cloister.sidecar(5)), through the strict INI
  * reader, the table-driven parser and the three renderers (socket, proxy, runtime). An
  * accepted file has an absolute Exec=, a port, a finite Memory= and a Health= path, and each
  * of its units renders; the runtime keeps its own network namespace. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: the SSE pass-through filter and its usage accounting (§8), fed the
+/* libFuzzer target: the SSE pass-through filter and its usage accounting (cloister-broker(8)), fed the
  * upstream's stream in one piece and in two pieces split where the first byte says.
  * Invariants: without stripping, every byte passes unchanged; with it, the output is never
  * longer than the input; and where the stream is cut never changes what passes or the usage

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Runs inside a throwaway systemd (nspawn-run.sh) as root: project dependency sets (§10).
+# Runs inside a throwaway systemd (nspawn-run.sh) as root: project dependency sets (cloister.project(5)).
 # cloister-deps@<project>.service materialises a pip set from a local wheel directory (the
 # container has no network: pip's own configuration, set by an admin drop-in, points it at
 # the wheels), a sealed agent of the project imports the package from the read-only

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Runs inside a throwaway systemd (nspawn-run.sh) as root: GPUs= (§4) for roles and sidecar
+# Runs inside a throwaway systemd (nspawn-run.sh) as root: GPUs= (cloister.role(5)) for roles and sidecar
 # runtimes, and the start checks that name a missing device node or model directory. These machines have no GPU, so the container gets stand-in device nodes with
 # the NVIDIA names (character devices 1:5, /dev/zero's numbers): what is checked is the
 # mechanism — the granted nodes appear in the sandbox's private /dev and can be opened,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Runs inside a throwaway systemd (nspawn-run.sh) as root: failure semantics (§11), signal
+# Runs inside a throwaway systemd (nspawn-run.sh) as root: failure semantics (cloister.role(5), DURABILITY AND FAILURE), signal
 # forwarding, the wall-clock ceiling, the environment and [Install] WantedBy=.
 set -u
 . "$PAYLOAD/tap.sh"

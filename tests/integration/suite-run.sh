@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs inside a throwaway systemd (nspawn-run.sh) as root: cloisterctl run, sealed transient
-# agent-run@ROLE.ID.service units started over D-Bus with the locked profile (§12).
+# agent-run@ROLE.ID.service units started over D-Bus with the locked profile (cloisterctl(1)).
 set -u
 . "$PAYLOAD/tap.sh"
 CFG=$CLOISTER_CFG

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* helpers/broker/policy/broker-route.c: which upstream a request target goes to, and the targets refused before
- * any upstream URL is built from them (§8). */
+ * any upstream URL is built from them (cloister-broker(8)). */
 
 #include "broker-route.h"
 #include "tap.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/conf/cloister-conf.c: cloister.conf plus cloister.conf.d/ drop-ins (§3, §5, §8). Any error
+/* lib/conf/cloister-conf.c: cloister.conf plus cloister.conf.d/ drop-ins (docs/overview.md, Files and search paths; cloister.role(5), NETWORK MODES; cloister-broker(8)). Any error
  * refuses the whole configuration; an invalid DefaultNetwork= only falls back to daemon-only. */
 
 #include "cloister-conf.h"

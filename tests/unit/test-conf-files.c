@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/basic/conf-files.c: the configuration directories and how files in them mask each other (§3). */
+/* lib/basic/conf-files.c: the configuration directories and how files in them mask each other (docs/overview.md, Files and search paths). */
 
 #include "conf-files.h"
 #include "tap.h"

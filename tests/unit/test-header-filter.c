@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* helpers/broker/policy/header-filter.c: the headers the broker passes each way; everything else is dropped, so
  * the caller's credentials never reach an upstream and the upstream's cookies never reach the
- * sandbox (§8). */
+ * sandbox (cloister-broker(8)). */
 
 #include "header-filter.h"
 #include "tap.h"

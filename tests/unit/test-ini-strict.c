@@ -258,7 +258,7 @@ static void test_refused(void) {
         check_refused_line("whitespace then ';' (inline comment)", "Exec=sh -c \"a ; b\"", "inline comment");
         check_refused_line("tab then ';'", "Exec=/bin/echo a\t;b", "inline comment");
         check_refused_line("' ;' at the end", "Description=x ;", "inline comment");
-        check_refused_line("whitespace then '#' (reads as a comment; SPEC §4's example has them)",
+        check_refused_line("whitespace then '#' (reads as a comment; hand-written files have them)",
                            "Exec=/usr/bin/python3 /opt/review.py   # required", "inline comment");
         check_refused_line("tab then '#'", "Network=none\t# the default", "inline comment");
         check_refused_line("an indented continuation line", "  continued", "indented");

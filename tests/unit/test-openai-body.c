@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* helpers/broker/policy/openai-body.c: the request rewrite for /v1 (model override, usage for streams), the usage
- * of a plain response and the /v1/models filter (§8). */
+ * of a plain response and the /v1/models filter (cloister-broker(8)). */
 
 #include <json-c/json.h>
 

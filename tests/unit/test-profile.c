@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/profile/profile.c: the locked profile (§6) — the static part every agent@ unit shares and what each
- * role's keys add to it (§4, §5, §11). */
+/* lib/profile/profile.c: the locked profile (cloister.role(5), THE LOCKED PROFILE) — the static part every agent@ unit shares and what each
+ * role's keys add to it (cloister.role(5): the keys, NETWORK MODES, DURABILITY AND FAILURE). */
 
 #include "exit-status.h"
 #include "profile.h"

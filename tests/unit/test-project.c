@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/conf/project.c: projects/<name>.project (§10). Workspace= is required and must be a place a
+/* lib/conf/project.c: projects/<name>.project (cloister.project(5)). Workspace= is required and must be a place a
  * sandbox may write to; [Dependencies] Pip=/Npm= name lockfiles relative to the workspace. */
 
 #include "conf-files.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* helpers/broker/policy/rate-limit.c: RequestsPerMinute=, TokensPerMinute= and MaxConcurrent= of one role over a
- * sliding 60 s window, and the Retry-After the broker sends with a 429 (§8). */
+ * sliding 60 s window, and the Retry-After the broker sends with a 429 (cloister-broker(8)). */
 
 #include "rate-limit.h"
 #include "tap.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lib/conf/role.c + lib/conf/cloister-conf.c: what a role gets for the keys it does not set — cloister.conf's
  * [Sandbox] and [Broker] defaults, else the compiled-in fallbacks — and how its network mode is
- * resolved (§4, §5). */
+ * resolved (cloister.role(5): the keys and NETWORK MODES). */
 
 #include "role.h"
 #include "tap.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/conf/role.c: every key of a role file (§4) is read into the model with the value it states. */
+/* lib/conf/role.c: every key of a role file (cloister.role(5)) is read into the model with the value it states. */
 
 #include "role.h"
 #include "tap.h"
@@ -21,7 +21,7 @@ static char *tmpdir;
 
 static void test_every_key(void) {
         RoleLoad l = test_role_load(tmpdir, CONF, "reviewer.role",
-                "# §4 in full\n"
+                "# cloister.role(5) in full\n"
                 "[Role]\n"
                 "Description=Reviews patches\n"
                 "Exec=/usr/bin/python3 /opt/agents/review.py --strict \"two words\"\n"
@@ -70,7 +70,7 @@ static void test_every_key(void) {
                 NULL);
         Role *r = l.role;
 
-        is_int(l.r, 0, "a role using every key of §4 is accepted");
+        is_int(l.r, 0, "a role using every key of cloister.role(5) is accepted");
         is_str(l.err, "", "...and logs nothing");
         if (!r) {
                 diag("%s", l.err);

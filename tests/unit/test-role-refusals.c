@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/conf/role.c: every way a role file is refused (§3, §4, §5). A refused file yields no role at
+/* lib/conf/role.c: every way a role file is refused (cloister.role(5): FILE SYNTAX, the keys, NETWORK MODES). A refused file yields no role at
  * all, and the error names file:line, the key and a reason. */
 
 #include "ini-strict.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* lib/conf/sidecar.c: sidecars/<name>.sidecar (§9) — every key, every refusal (a refused file yields
+/* lib/conf/sidecar.c: sidecars/<name>.sidecar (cloister.sidecar(5)) — every key, every refusal (a refused file yields
  * no sidecar and an error naming file:line and the key), the defaults from cloister.conf, the
- * socket directory contract (§3); and the units lib/profile/profile-sidecar.c renders from it. */
+ * socket directory contract (docs/overview.md, Files and search paths); and the units lib/profile/profile-sidecar.c renders from it. */
 
 #include <sys/stat.h>
 

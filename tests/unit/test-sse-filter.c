@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* helpers/broker/policy/sse-filter.c: a streamed LLM response passes byte for byte, whatever the chunking, with
  * its usage read on the way; with strip_usage_chunk exactly the usage-only chunk we asked for
- * on the caller's behalf is dropped (§8). */
+ * on the caller's behalf is dropped (cloister-broker(8)). */
 
 #include "mcp-policy.h"
 #include "sse-filter.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* helpers/broker/policy/usage-scan.c: the usage of a non-streamed answer of any size, read as it passes
- * (TokensPerMinute=, §8). It must agree with a whole-answer parse (openai_response_usage()),
+ * (TokensPerMinute=, cloister-broker(8)). It must agree with a whole-answer parse (openai_response_usage()),
  * however the answer is cut into pieces. */
 #include <stdio.h>
 #include <stdlib.h>

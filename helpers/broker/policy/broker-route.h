@@ -3,7 +3,7 @@
 
 #include "macro.h"
 
-/* §8: which upstream a request to the broker goes to. */
+/* Which upstream a request to the broker goes to (cloister-broker(8), ROUTES). */
 typedef enum BrokerRouteKind {
         BROKER_ROUTE_HEALTH,
         BROKER_ROUTE_LLM,

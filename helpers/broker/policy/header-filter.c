@@ -69,7 +69,7 @@ bool header_name_valid(const char *name) {
         return name && is_token(name);
 }
 
-/* RFC 9110 §5.5: field-value = *( VCHAR / obs-text / SP / HTAB ). Everything else, CR, LF,
+/* RFC 9110, section 5.5: field-value = *( VCHAR / obs-text / SP / HTAB ). Everything else, CR, LF,
  * NUL and the other controls, is what splits one header into two on the next hop. */
 bool header_value_valid(const char *value, size_t n) {
         if (!value)
@@ -83,6 +83,6 @@ bool header_value_valid(const char *value, size_t n) {
 }
 
 bool header_response_line_valid(const char *line, size_t n) {
-        /* an obsolete folded line (RFC 9112 §5.2) continues the header before it */
+        /* an obsolete folded line (RFC 9112, section 5.2) continues the header before it */
         return header_value_valid(line, n) && (n == 0 || (line[0] != ' ' && line[0] != '\t'));
 }

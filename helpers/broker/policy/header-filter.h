@@ -3,7 +3,7 @@
 
 #include "macro.h"
 
-/* Which HTTP headers the broker passes on (§8). Both directions are allow-lists, compared
+/* Which HTTP headers the broker passes on (cloister-broker(8)). Both directions are allow-lists, compared
  * case-insensitively: anything not listed is dropped, so credentials (Authorization, Cookie,
  * Set-Cookie), hop-by-hop and framing headers (Connection, Content-Length, Transfer-Encoding,
  * Host, Proxy-*, X-Forwarded-*) never cross; the broker sets those itself. */

@@ -3,7 +3,7 @@
 
 #include "strv.h"
 
-/* The per-role MCP tool allow-list (§8, [Broker] AllowTool=UPSTREAM:TOOL): the broker
+/* The per-role MCP tool allow-list (cloister-broker(8), [Broker] AllowTool=UPSTREAM:TOOL): the broker
  * refuses tools/call of a tool not allowed, with a JSON-RPC error and without contacting
  * the upstream, and filters every tools/list result that comes back down to the allowed tools. `allowed` holds
  * the tool names allowed for this upstream; "*" allows all. */

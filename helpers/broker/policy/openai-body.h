@@ -6,7 +6,7 @@
 
 struct json_object;
 
-/* Token counts of one response, for the journal record and TokensPerMinute= (§8). */
+/* Token counts of one response, for the journal record and TokensPerMinute= (cloister-broker(8)). */
 typedef struct TokenUsage {
         uint64_t prompt_tokens, completion_tokens;
         bool seen;

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include "cloister-conf.h"
 
-/* One role's RequestsPerMinute=, TokensPerMinute= and MaxConcurrent= state (§8). The minute is a
+/* One role's RequestsPerMinute=, TokensPerMinute= and MaxConcurrent= state (cloister-broker(8)). The minute is a
  * sliding window of 60 one-second buckets, so memory is fixed whatever the request rate. */
 typedef struct RateLimit RateLimit;
 

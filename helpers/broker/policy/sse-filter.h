@@ -4,7 +4,7 @@
 #include "openai-body.h"
 
 /* A streamed (SSE) response from an upstream on its way to the caller. From the LLM: passed
- * through byte for byte, while the usage the upstream reports is read from a copy (§8). From
+ * through byte for byte, while the usage the upstream reports is read from a copy (cloister-broker(8)). From
  * an MCP upstream: each event's data goes through a rewrite function (sse_filter_new_rewrite()). */
 typedef struct SseFilter SseFilter;
 

@@ -4,7 +4,7 @@
 #include "openai-body.h"
 
 /* The usage of a non-streamed answer of any size, read as it passes, in bounded memory
- * (TokensPerMinute=, §8): an embeddings answer of many megabytes counts like a short one.
+ * (TokensPerMinute=, cloister-broker(8)): an embeddings answer of many megabytes counts like a short one.
  * Only the top-level "usage" member's value is held (up to USAGE_SCAN_VALUE_MAX bytes) and
  * parsed by json-c, with the rules of openai_usage_from_json(); the rest is only scanned for
  * where strings and containers begin and end. As json-c does, of several "usage" members the
