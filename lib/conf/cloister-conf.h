@@ -76,7 +76,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(CloisterConf *, cloister_conf_free);
  * error: it means daemon-only, with a warning (cloister.role(5), NETWORK MODES). */
 int cloister_conf_load(char * const *dirs, CloisterConf **ret);
 
-/* The effective default mode: DefaultNetwork=, or egress when unset (cloister.role(5), NETWORK MODES). */
+/* The effective default mode: DefaultNetwork=, or daemon-only when unset (cloister.role(5), NETWORK MODES). */
 NetworkMode cloister_conf_default_network(const CloisterConf *c);
 
 const Upstream *cloister_conf_find_upstream(const CloisterConf *c, const char *name);
