@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <getopt.h>
 
 #include "ctl-checks.h"
 #include "deps.h"
@@ -335,40 +334,26 @@ static int doctor(const CtlModel *m, const CtlOptions *o) {
         return r < 0 ? r : broken;
 }
 
-int verb_doctor(int argc, char *argv[], const CtlOptions *o) {
-        enum { ARG_JSON = 0x100 };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h'      },
-                { "json", no_argument, NULL, ARG_JSON },
-                {}
-        };
-        CtlOptions opts = *o;
-        CtlModel m = {};
-        int c, r;
+void help_doctor(void) {
+        printf("cloisterctl doctor [--json]\n\n"
+               "Diagnoses every role, project and sidecar: generated or refused and why, broker\n"
+               "and sidecar sockets, dependency sets, admin drop-ins that re-open a closed\n"
+               "surface, sidecar socket directories, the states of each sidecar's socket and\n"
+               "runtime, the roles that reach it, and the systemd-analyze security exposure of\n"
+               "each unit (a sidecar's runtime and proxy).\n");
+}
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        printf("cloisterctl doctor [--json]\n\n"
-                               "Diagnoses every role, project and sidecar: generated or refused and why, broker\n"
-                               "and sidecar sockets, dependency sets, admin drop-ins that re-open a closed\n"
-                               "surface, sidecar socket directories, the states of each sidecar's socket and\n"
-                               "runtime, the roles that reach it, and the systemd-analyze security exposure of\n"
-                               "each unit (a sidecar's runtime and proxy).\n");
-                        return CTL_EXIT_OK;
-                case ARG_JSON:
-                        opts.json = true;
-                        break;
-                default:
-                        return CTL_EXIT_USAGE;
-                }
-        if (optind < argc) {
+int verb_doctor(char **args, const CtlOptions *o) {
+        CtlModel m = {};
+        int r;
+
+        if (args[0]) {
                 log_error("doctor takes no arguments.");
                 return CTL_EXIT_USAGE;
         }
         r = ctl_model_load(&m);
         if (r >= 0)
-                r = doctor(&m, &opts);
+                r = doctor(&m, o);
         ctl_model_done(&m);
         return r < 0 ? CTL_EXIT_FAILURE : r > 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <getopt.h>
 #include <inttypes.h>
 
 #include "conf-parser.h"
@@ -277,25 +276,17 @@ static int list(const CtlModel *m, const CtlOptions *o) {
         return r;
 }
 
-int verb_list(int argc, char *argv[], const CtlOptions *o) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
-        CtlModel m = {};
-        int c, r;
+void help_list(void) {
+        printf("cloisterctl list\n\nLists roles and projects with mode, limits, grants and state, then sidecars\n"
+               "with port, health path, limits, the roles that reach them and the states of\n"
+               "their socket and runtime.\n");
+}
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        printf("cloisterctl list\n\nLists roles and projects with mode, limits, grants and state, then sidecars\n"
-                               "with port, health path, limits, the roles that reach them and the states of\n"
-                               "their socket and runtime.\n");
-                        return CTL_EXIT_OK;
-                default:
-                        return CTL_EXIT_USAGE;
-                }
-        if (optind < argc) {
+int verb_list(char **args, const CtlOptions *o) {
+        CtlModel m = {};
+        int r;
+
+        if (args[0]) {
                 log_error("list takes no arguments.");
                 return CTL_EXIT_USAGE;
         }
