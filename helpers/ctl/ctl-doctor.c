@@ -128,7 +128,7 @@ static int doctor_role(const CtlModel *m, const CtlRole *c, struct json_object *
                 k = add(o, "dependencies", deps_json(project->project, &row->deps));
         if (k >= 0 && generated) {
                 k = ctl_security_exposure(m, c, &row->exposure);
-                if (k >= 0) k = json_add_string(o, "exposure", row->exposure);
+                if (k >= 0) k = json_add_exposure(o, "exposure", "exposure_level", row->exposure);
         }
 finish:
         row->status = problems ? "broken" : "ok";
@@ -213,8 +213,8 @@ static int doctor_sidecar(sd_bus *bus, const CtlSidecar *c, struct json_object *
         if (k >= 0 && generated)
                 k = ctl_security_exposure_sidecar(c->sidecar, &row->runtime_exposure, &row->proxy_exposure);
         if (k >= 0) k = add(o, "exposure", exposure = json_object_new_object());
-        if (k >= 0) k = json_add_string(exposure, "runtime", row->runtime_exposure);
-        if (k >= 0) k = json_add_string(exposure, "proxy", row->proxy_exposure);
+        if (k >= 0) k = json_add_exposure(exposure, "runtime", "runtime_level", row->runtime_exposure);
+        if (k >= 0) k = json_add_exposure(exposure, "proxy", "proxy_level", row->proxy_exposure);
         row->status = problems ? "broken" : "ok";
         if (k >= 0) k = add(o, "problems", strv_json(problems));
         if (k >= 0) k = json_add_bool(o, "ok", !problems);
@@ -282,7 +282,7 @@ static int print_text(struct json_object *root, struct json_object *items, const
 }
 
 static int doctor(const CtlModel *m, const CtlOptions *o) {
-        _cleanup_json_ struct json_object *root = json_object_new_object();
+        _cleanup_json_ struct json_object *root = json_new_root();
         struct json_object *items = json_object_new_array();
         Row *rows = calloc(m->n_roles + m->n_projects + 1, sizeof(Row));
         SidecarRow *srows = calloc(m->n_sidecars + 1, sizeof(SidecarRow));

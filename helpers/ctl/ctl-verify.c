@@ -140,7 +140,7 @@ static int select_all(CtlModel *m, Verified **out, size_t *n) {
 }
 
 static int print_json(const CtlModel *m, const Verified *v, size_t n, bool ok, const CtlOptions *o) {
-        _cleanup_json_ struct json_object *root = json_object_new_object();
+        _cleanup_json_ struct json_object *root = json_new_root();
         struct json_object *files = json_object_new_array(), *conf = json_object_new_array();
         int r = root && files && conf ? 0 : -ENOMEM;
 
