@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <getopt.h>
 
 #include "ctl-unit.h"
 #include "ctl.h"
@@ -20,23 +19,15 @@ static int cat_role(const CtlModel *m, const CtlRole *role) {
         return r;
 }
 
-int verb_cat(int argc, char *argv[], const CtlOptions *o) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
-        CtlModel m = {};
-        int c, r, ret = CTL_EXIT_OK;
+void help_cat(void) {
+        printf("cloisterctl cat ROLE...\n\nShows the unit text systemd sees for agent@ROLE.service.\n");
+}
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        printf("cloisterctl cat ROLE...\n\nShows the unit text systemd sees for agent@ROLE.service.\n");
-                        return CTL_EXIT_OK;
-                default:
-                        return CTL_EXIT_USAGE;
-                }
-        if (optind >= argc) {
+int verb_cat(char **args, const CtlOptions *o) {
+        CtlModel m = {};
+        int r, ret = CTL_EXIT_OK;
+
+        if (!args[0]) {
                 log_error("cat needs at least one ROLE.");
                 return CTL_EXIT_USAGE;
         }
@@ -48,13 +39,13 @@ int verb_cat(int argc, char *argv[], const CtlOptions *o) {
                 ctl_model_done(&m);
                 return CTL_EXIT_FAILURE;
         }
-        for (int i = optind; i < argc; i++) {
-                const CtlRole *role = ctl_model_find_role(&m, argv[i]);
+        for (size_t i = 0; args[i]; i++) {
+                const CtlRole *role = ctl_model_find_role(&m, args[i]);
 
-                if (i > optind)
+                if (i > 0)
                         putchar('\n');
                 if (!role) {
-                        log_error("No role \"%s\": no roles/%s.role in the configuration directories.", argv[i], argv[i]);
+                        log_error("No role \"%s\": no roles/%s.role in the configuration directories.", args[i], args[i]);
                         ret = CTL_EXIT_FAILURE;
                         continue;
                 }

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <getopt.h>
 
 #include "ctl-checks.h"
 #include "deps.h"
@@ -129,7 +128,7 @@ static int doctor_role(const CtlModel *m, const CtlRole *c, struct json_object *
                 k = add(o, "dependencies", deps_json(project->project, &row->deps));
         if (k >= 0 && generated) {
                 k = ctl_security_exposure(m, c, &row->exposure);
-                if (k >= 0) k = json_add_string(o, "exposure", row->exposure);
+                if (k >= 0) k = json_add_exposure(o, "exposure", "exposure_level", row->exposure);
         }
 finish:
         row->status = problems ? "broken" : "ok";
@@ -214,8 +213,8 @@ static int doctor_sidecar(sd_bus *bus, const CtlSidecar *c, struct json_object *
         if (k >= 0 && generated)
                 k = ctl_security_exposure_sidecar(c->sidecar, &row->runtime_exposure, &row->proxy_exposure);
         if (k >= 0) k = add(o, "exposure", exposure = json_object_new_object());
-        if (k >= 0) k = json_add_string(exposure, "runtime", row->runtime_exposure);
-        if (k >= 0) k = json_add_string(exposure, "proxy", row->proxy_exposure);
+        if (k >= 0) k = json_add_exposure(exposure, "runtime", "runtime_level", row->runtime_exposure);
+        if (k >= 0) k = json_add_exposure(exposure, "proxy", "proxy_level", row->proxy_exposure);
         row->status = problems ? "broken" : "ok";
         if (k >= 0) k = add(o, "problems", strv_json(problems));
         if (k >= 0) k = json_add_bool(o, "ok", !problems);
@@ -283,7 +282,7 @@ static int print_text(struct json_object *root, struct json_object *items, const
 }
 
 static int doctor(const CtlModel *m, const CtlOptions *o) {
-        _cleanup_json_ struct json_object *root = json_object_new_object();
+        _cleanup_json_ struct json_object *root = json_new_root();
         struct json_object *items = json_object_new_array();
         Row *rows = calloc(m->n_roles + m->n_projects + 1, sizeof(Row));
         SidecarRow *srows = calloc(m->n_sidecars + 1, sizeof(SidecarRow));
@@ -335,40 +334,26 @@ static int doctor(const CtlModel *m, const CtlOptions *o) {
         return r < 0 ? r : broken;
 }
 
-int verb_doctor(int argc, char *argv[], const CtlOptions *o) {
-        enum { ARG_JSON = 0x100 };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h'      },
-                { "json", no_argument, NULL, ARG_JSON },
-                {}
-        };
-        CtlOptions opts = *o;
-        CtlModel m = {};
-        int c, r;
+void help_doctor(void) {
+        printf("cloisterctl doctor [--json]\n\n"
+               "Diagnoses every role, project and sidecar: generated or refused and why, broker\n"
+               "and sidecar sockets, dependency sets, admin drop-ins that re-open a closed\n"
+               "surface, sidecar socket directories, the states of each sidecar's socket and\n"
+               "runtime, the roles that reach it, and the systemd-analyze security exposure of\n"
+               "each unit (a sidecar's runtime and proxy).\n");
+}
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        printf("cloisterctl doctor [--json]\n\n"
-                               "Diagnoses every role, project and sidecar: generated or refused and why, broker\n"
-                               "and sidecar sockets, dependency sets, admin drop-ins that re-open a closed\n"
-                               "surface, sidecar socket directories, the states of each sidecar's socket and\n"
-                               "runtime, the roles that reach it, and the systemd-analyze security exposure of\n"
-                               "each unit (a sidecar's runtime and proxy).\n");
-                        return CTL_EXIT_OK;
-                case ARG_JSON:
-                        opts.json = true;
-                        break;
-                default:
-                        return CTL_EXIT_USAGE;
-                }
-        if (optind < argc) {
+int verb_doctor(char **args, const CtlOptions *o) {
+        CtlModel m = {};
+        int r;
+
+        if (args[0]) {
                 log_error("doctor takes no arguments.");
                 return CTL_EXIT_USAGE;
         }
         r = ctl_model_load(&m);
         if (r >= 0)
-                r = doctor(&m, &opts);
+                r = doctor(&m, o);
         ctl_model_done(&m);
         return r < 0 ? CTL_EXIT_FAILURE : r > 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <getopt.h>
 #include <inttypes.h>
 
 #include "conf-parser.h"
@@ -16,6 +15,7 @@ typedef struct Entry {
         const char *config;     /* "ok", "refused" */
         const char *mode;
         char *memory, *cpus, *tasks;
+        const SandboxLimits *limits;   /* NULL: refused or a project */
         char **grants;          /* "service:NAME", "upstream:NAME", "deps:ECOSYSTEM" */
         char *unit;
         char *state;
@@ -48,6 +48,7 @@ static int role_entry(const CtlRole *c, Entry *e) {
         if (!r)
                 return 0;
         e->mode = network_mode_to_string(r->network);
+        e->limits = &r->limits;
         if (r->limits.memory != UNSET_U64 && !(e->memory = format_bytes(r->limits.memory)))
                 return -ENOMEM;
         if (r->limits.cpus_percent > 0 && !(e->cpus = format_cpus(r->limits.cpus_percent)))
@@ -106,9 +107,9 @@ static struct json_object *entry_json(const Entry *e) {
         if (r >= 0) r = json_add_string(j, "kind", e->kind);
         if (r >= 0) r = json_add_string(j, "config", e->config);
         if (r >= 0) r = json_add_string(j, "mode", e->mode);
-        if (r >= 0) r = json_add_string(j, "memory", e->memory);
-        if (r >= 0) r = json_add_string(j, "cpus", e->cpus);
-        if (r >= 0) r = json_add_string(j, "tasks", e->tasks);
+        if (r >= 0) r = json_add_u64(j, "memory", e->limits ? e->limits->memory : UNSET_U64);
+        if (r >= 0) r = json_add_cpus(j, "cpus", e->limits ? e->limits->cpus_percent : 0);
+        if (r >= 0) r = json_add_u64(j, "tasks", e->limits ? e->limits->tasks : UNSET_U64);
         if (r >= 0) r = json_add_string(j, "unit", e->unit);
         if (r >= 0) r = json_add_string(j, "state", e->state);
         json_object_put(g);
@@ -213,9 +214,9 @@ static struct json_object *sidecar_json(const SidecarEntry *e) {
         if (r >= 0 && json_object_object_add(j, "port", sc ? json_object_new_int(sc->port) : NULL) < 0)
                 r = -ENOMEM;
         if (r >= 0) r = json_add_string(j, "health", sc ? sc->health : NULL);
-        if (r >= 0) r = json_add_string(j, "memory", e->memory);
-        if (r >= 0) r = json_add_string(j, "cpus", e->cpus);
-        if (r >= 0) r = json_add_string(j, "tasks", e->tasks);
+        if (r >= 0) r = json_add_u64(j, "memory", sc ? sc->limits.memory : UNSET_U64);
+        if (r >= 0) r = json_add_cpus(j, "cpus", sc ? sc->limits.cpus_percent : 0);
+        if (r >= 0) r = json_add_u64(j, "tasks", sc ? sc->limits.tasks : UNSET_U64);
         if (r >= 0) r = json_add_string(j, "gpus", sc ? sc->gpus : NULL);
         if (r >= 0) r = json_add_string(j, "unit", e->unit);
         if (r >= 0) r = json_add_string(j, "state", e->state);
@@ -248,7 +249,8 @@ static int list(const CtlModel *m, const CtlOptions *o) {
         if (r < 0)
                 r = log_oom();
         else if (o->json) {
-                _cleanup_json_ struct json_object *a = entries_json(e, n);
+                _cleanup_json_ struct json_object *root = json_new_root();
+                struct json_object *a = entries_json(e, n);
                 for (size_t i = 0; a && i < ns; i++) {
                         struct json_object *j = sidecar_json(&se[i]);
                         if (!j || json_object_array_add(a, j) < 0) {
@@ -256,7 +258,12 @@ static int list(const CtlModel *m, const CtlOptions *o) {
                                 json_object_put(TAKE_PTR(a));
                         }
                 }
-                r = a ? json_print(a, o) : log_oom();
+                if (root && a && json_object_object_add(root, "entries", a) >= 0)
+                        r = json_print(root, o);
+                else {
+                        json_object_put(a);
+                        r = log_oom();
+                }
         } else {
                 r = print_table(e, n, o);
                 if (r >= 0 && ns > 0) {
@@ -277,25 +284,17 @@ static int list(const CtlModel *m, const CtlOptions *o) {
         return r;
 }
 
-int verb_list(int argc, char *argv[], const CtlOptions *o) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
-        CtlModel m = {};
-        int c, r;
+void help_list(void) {
+        printf("cloisterctl list\n\nLists roles and projects with mode, limits, grants and state, then sidecars\n"
+               "with port, health path, limits, the roles that reach them and the states of\n"
+               "their socket and runtime.\n");
+}
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        printf("cloisterctl list\n\nLists roles and projects with mode, limits, grants and state, then sidecars\n"
-                               "with port, health path, limits, the roles that reach them and the states of\n"
-                               "their socket and runtime.\n");
-                        return CTL_EXIT_OK;
-                default:
-                        return CTL_EXIT_USAGE;
-                }
-        if (optind < argc) {
+int verb_list(char **args, const CtlOptions *o) {
+        CtlModel m = {};
+        int r;
+
+        if (args[0]) {
                 log_error("list takes no arguments.");
                 return CTL_EXIT_USAGE;
         }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 
+#include "conf-parser.h"
 #include "ctl-output.h"
 #include "strv.h"
 #include "log.h"
@@ -45,7 +47,7 @@ int table_add_row(Table *t, ...) {
 void table_print(const Table *t, const CtlOptions *o, FILE *f) {
         size_t width[t->n_columns];
         size_t first = o->tty ? 0 : 1;      /* piped: no header row */
-        bool bold = o->tty && isatty(fileno(f));  /* --legend into a pipe: no escapes */
+        bool bold = o->tty && o->color;     /* --legend into a pipe, NO_COLOR: no escapes */
 
         memset(width, 0, sizeof width);
         for (size_t i = first * t->n_columns; i < t->n_cells; i++) {
@@ -86,6 +88,62 @@ int json_print(struct json_object *obj, const CtlOptions *o) {
                 return log_oom();
         puts(s);
         return 0;
+}
+
+struct json_object *json_new_root(void) {
+        struct json_object *root = json_object_new_object();
+
+        if (root && json_add_u64(root, "version", CTL_JSON_VERSION) < 0)
+                return json_object_put(root), NULL;
+        return root;
+}
+
+static int add_value(struct json_object *obj, const char *key, struct json_object *v) {
+        if (json_object_object_add(obj, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int json_add_u64(struct json_object *obj, const char *key, uint64_t value) {
+        struct json_object *v = NULL;
+
+        if (value != UNSET_U64 && !(v = json_object_new_uint64(value)))
+                return -ENOMEM;
+        return add_value(obj, key, v);
+}
+
+int json_add_cpus(struct json_object *obj, const char *key, unsigned percent) {
+        _cleanup_free_ char *s = percent > 0 ? format_cpus(percent) : NULL;
+        struct json_object *v = NULL;
+
+        /* _s: serialised as "1.5", not as 1.5's nearest binary fraction to 17 digits */
+        if (percent > 0 && !(s && (v = json_object_new_double_s(percent / 100.0, s))))
+                return -ENOMEM;
+        return add_value(obj, key, v);
+}
+
+int json_add_exposure(struct json_object *obj, const char *key, const char *level_key, const char *exposure) {
+        struct json_object *n = NULL, *l = NULL;
+        char *end = NULL;
+        double d = exposure ? strtod(exposure, &end) : NAN;
+
+        if (exposure && end != exposure && isfinite(d) && *end == ' ' && !isempty(end + 1)) {
+                _cleanup_free_ char *number = strndup(exposure, end - exposure);
+                n = number ? json_object_new_double_s(d, number) : NULL;
+                l = json_object_new_string(end + 1);
+                if (!n || !l) {
+                        json_object_put(n);
+                        json_object_put(l);
+                        return -ENOMEM;
+                }
+        }
+        if (add_value(obj, key, n) < 0) {
+                json_object_put(l);
+                return -ENOMEM;
+        }
+        return add_value(obj, level_key, l);
 }
 
 int json_add_string(struct json_object *obj, const char *key, const char *value) {

@@ -24,9 +24,23 @@ void table_done(Table *t);
 /* Prints `obj` (pretty on a tty, one line when piped) and a newline; returns 0 or -ENOMEM. */
 int json_print(struct json_object *obj, const CtlOptions *o);
 
+/* The version of the JSON output (cloisterctl(1), JSON OUTPUT): raised only when a field
+ * changes type or meaning or goes away; new fields do not raise it. */
+#define CTL_JSON_VERSION 1
+
+/* A new top-level object holding "version": CTL_JSON_VERSION; NULL on out of memory. */
+struct json_object *json_new_root(void);
+
 /* Shorthands that tolerate NULL values (json null). */
 int json_add_string(struct json_object *obj, const char *key, const char *value);
 int json_add_bool(struct json_object *obj, const char *key, bool value);
+/* An integer; UNSET_U64 (unset) is null. */
+int json_add_u64(struct json_object *obj, const char *key, uint64_t value);
+/* CPUs= as a number of CPUs (150 → 1.5); 0 (unset) is null. */
+int json_add_cpus(struct json_object *obj, const char *key, unsigned percent);
+/* A systemd-analyze exposure "4.2 MEDIUM" as key: 4.2 and level_key: "MEDIUM"; both null if
+ * `exposure` is NULL (unknown) or unreadable. */
+int json_add_exposure(struct json_object *obj, const char *key, const char *level_key, const char *exposure);
 
 static inline void json_object_putp(struct json_object **o) {
         if (*o)

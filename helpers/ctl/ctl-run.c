@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cloisterctl run: the role a run gets, narrowed by its options and never widened. */
-#include <getopt.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
@@ -16,17 +15,8 @@
 
 #define DEFAULT_ROLE "default"
 
-typedef struct RunArgs {
-        const char *role;
-        const char *input;
-        const char *output;
-        usec_t timeout;         /* UNSET_U64: the role's */
-        NetworkMode network;    /* unset: the role's */
-        bool wait, pipe, quiet;
-        char **argv;
-} RunArgs;
 
-static void help(void) {
+void help_run(void) {
         printf("cloisterctl run [OPTIONS] -- CMD [ARGS…]\n\n"
                "Run CMD as a sealed transient unit agent-run@ROLE.ID.service with ROLE's locked profile.\n\n"
                "  --role=ROLE           the role whose profile the run gets (default: roles/default.role,\n"
@@ -40,66 +30,6 @@ static void help(void) {
                "  --pipe                connect CMD's stdin/stdout/stderr to ours (not a terminal)\n"
                "  -q --quiet            no notices\n\n"
                "See cloisterctl(1).\n");
-}
-
-static int parse_args(int argc, char *argv[], RunArgs *a) {
-        enum { ARG_ROLE = 0x100, ARG_INPUT, ARG_OUTPUT, ARG_TIMEOUT, ARG_NETWORK, ARG_WAIT, ARG_PIPE };
-        static const struct option options[] = {
-                { "role",    required_argument, NULL, ARG_ROLE },
-                { "input",   required_argument, NULL, ARG_INPUT },
-                { "output",  required_argument, NULL, ARG_OUTPUT },
-                { "timeout", required_argument, NULL, ARG_TIMEOUT },
-                { "network", required_argument, NULL, ARG_NETWORK },
-                { "wait",    no_argument,       NULL, ARG_WAIT },
-                { "pipe",    no_argument,       NULL, ARG_PIPE },
-                { "quiet",   no_argument,       NULL, 'q' },
-                { "help",    no_argument,       NULL, 'h' },
-                {}
-        };
-        int c;
-
-        optind = 0;
-        while ((c = getopt_long(argc, argv, "+qh", options, NULL)) >= 0)
-                switch (c) {
-                case ARG_ROLE:
-                        if (!name_is_valid(optarg))
-                                return log_error_errno(EINVAL, "--role=%s: not a role name (^[a-z0-9][a-z0-9_-]{0,62}$).", optarg);
-                        a->role = optarg;
-                        break;
-                case ARG_INPUT:
-                        a->input = optarg;
-                        break;
-                case ARG_OUTPUT:
-                        a->output = optarg;
-                        break;
-                case ARG_TIMEOUT:
-                        if (parse_timespan(optarg, &a->timeout) < 0)
-                                return log_error_errno(EINVAL, "--timeout=%s: not a time span.", optarg);
-                        break;
-                case ARG_NETWORK:
-                        a->network = network_mode_from_string(optarg);
-                        if (!network_mode_is_sealed(a->network))
-                                return log_error_errno(EINVAL, "--network=%s: a run narrows to none or daemon-only.", optarg);
-                        break;
-                case ARG_WAIT:
-                        a->wait = true;
-                        break;
-                case ARG_PIPE:
-                        a->pipe = true;
-                        break;
-                case 'q':
-                        a->quiet = true;
-                        break;
-                case 'h':
-                        help();
-                        exit(CTL_EXIT_OK);
-                default:
-                        return -EINVAL;
-                }
-        if (optind >= argc)
-                return log_error_errno(EINVAL, "Expected a command: cloisterctl run [OPTIONS] -- CMD [ARGS…].");
-        a->argv = argv + optind;
-        return 0;
 }
 
 /* The sandbox sees the host's /usr: a bare name is looked up in our $PATH, as systemd-run
@@ -219,7 +149,7 @@ static const char *mode_str(NetworkMode m) {
 }
 
 /* What a run may change: only ever less than the role grants. */
-static int narrow_role(Role *role, const RunArgs *a, const CloisterConf *conf) {
+static int narrow_role(Role *role, const RunOptions *a, const CloisterConf *conf) {
         if (a->network >= 0 && a->network != role->network) {
                 if (a->network != NETWORK_NONE)
                         return log_error_errno(EPERM, "--network=%s would widen role %s (Network=%s): a run can only narrow its role.",
@@ -317,7 +247,7 @@ static int check_pipe_fds(void) {
         return 0;
 }
 
-static int prepare_role(const RunArgs *a, CloisterConf *conf, char * const *dirs, Role **ret) {
+static int prepare_role(const RunOptions *a, char **argv, CloisterConf *conf, char * const *dirs, Role **ret) {
         _cleanup_(role_freep) Role *role = NULL;
         _cleanup_free_ char *id = new_run_id(), *program = NULL;
         int r;
@@ -333,11 +263,11 @@ static int prepare_role(const RunArgs *a, CloisterConf *conf, char * const *dirs
         r = narrow_role(role, a, conf);
         if (r < 0)
                 return r;
-        r = resolve_program(a->argv[0], &program);
+        r = resolve_program(argv[0], &program);
         if (r < 0)
                 return r;
         strv_free(role->argv);
-        role->argv = strv_copy(a->argv);
+        role->argv = strv_copy(argv);
         if (!role->argv)
                 return log_oom();
         free(role->argv[0]);
@@ -351,17 +281,19 @@ static int prepare_role(const RunArgs *a, CloisterConf *conf, char * const *dirs
         return 0;
 }
 
-int verb_run(int argc, char *argv[], const CtlOptions *o) {
-        RunArgs a = { .timeout = UNSET_U64, .network = _NETWORK_MODE_UNSET };
+int verb_run(char **args, const CtlOptions *o) {
+        const RunOptions *a = &o->run;
         _cleanup_strv_free_ char **dirs = NULL;
         _cleanup_(cloister_conf_freep) CloisterConf *conf = NULL;
         _cleanup_(role_freep) Role *role = NULL;
         _cleanup_free_ char *name = NULL;
         RunUnit u;
 
-        if (parse_args(argc, argv, &a) < 0)
+        if (!args[0]) {
+                log_error("Expected a command: cloisterctl run [OPTIONS] -- CMD [ARGS…].");
                 return CTL_EXIT_USAGE;
-        if (a.pipe && check_pipe_fds() < 0)
+        }
+        if (a->pipe && check_pipe_fds() < 0)
                 return CTL_EXIT_USAGE;
         if (conf_dirs(&dirs) < 0)
                 return log_oom(), CTL_EXIT_FAILURE;
@@ -369,13 +301,13 @@ int verb_run(int argc, char *argv[], const CtlOptions *o) {
                 log_error("cloister.conf is refused (see above); nothing was started.");
                 return CTL_EXIT_FAILURE;
         }
-        if (prepare_role(&a, conf, dirs, &role) < 0)
+        if (prepare_role(a, args, conf, dirs, &role) < 0)
                 return CTL_EXIT_FAILURE;
         name = strprintf("agent-run@%s.service", role->run_instance);
         if (!name)
                 return log_oom(), CTL_EXIT_FAILURE;
-        if (role->network == NETWORK_DAEMON_ONLY && !conf->broker_socket && !a.quiet)
+        if (role->network == NETWORK_DAEMON_ONLY && !conf->broker_socket && !a->quiet)
                 log_warning("Network=daemon-only but cloister.conf has no [Broker] Socket=: the run gets no broker socket and stays fully isolated.");
-        u = (RunUnit) { .role = role, .conf = conf, .name = name, .wait = a.wait, .pipe = a.pipe, .quiet = a.quiet };
+        u = (RunUnit) { .role = role, .conf = conf, .name = name, .wait = a->wait, .pipe = a->pipe, .quiet = a->quiet };
         return run_unit_start(&u);
 }

@@ -6,5 +6,7 @@
 /* cloisterctl run [--role R] [--input D] [--output D] [--timeout T] [--network=none|daemon-only]
  *                 [--wait] [--pipe] [--quiet] -- CMD…
  * A sealed transient agent-run@ROLE.ID.service with the role's locked profile, narrowed by
- * the options, never widened (cloisterctl(1), docs/guide-runs.md). */
-int verb_run(int argc, char *argv[], const CtlOptions *o);
+ * o->run, never widened (cloisterctl(1), docs/guide-runs.md). args: CMD and its arguments,
+ * verbatim. */
+int verb_run(char **args, const CtlOptions *o);
+void help_run(void);

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <getopt.h>
 
 #include "ctl-checks.h"
 #include "ctl-output.h"
@@ -141,7 +140,7 @@ static int select_all(CtlModel *m, Verified **out, size_t *n) {
 }
 
 static int print_json(const CtlModel *m, const Verified *v, size_t n, bool ok, const CtlOptions *o) {
-        _cleanup_json_ struct json_object *root = json_object_new_object();
+        _cleanup_json_ struct json_object *root = json_new_root();
         struct json_object *files = json_object_new_array(), *conf = json_object_new_array();
         int r = root && files && conf ? 0 : -ENOMEM;
 
@@ -186,7 +185,7 @@ static int print_json(const CtlModel *m, const Verified *v, size_t n, bool ok, c
         return json_print(root, o);
 }
 
-static void help(void) {
+void help_verify(void) {
         printf("cloisterctl verify [FILE|NAME...]\n\n"
                "Checks cloister.conf, roles, sidecars and projects as the generator does, and what\n"
                "only a running system can check: mount sources, GPU device nodes, sidecar and\n"
@@ -195,33 +194,21 @@ static void help(void) {
                "each of them.\n");
 }
 
-int verb_verify(int argc, char *argv[], const CtlOptions *o) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
+int verb_verify(char **args, const CtlOptions *o) {
         CtlModel m = {};
         Verified *v = NULL;
         size_t n = 0;
         bool ok;
-        int c, r = 0;
+        int r = 0;
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help();
-                        return CTL_EXIT_OK;
-                default:
-                        return CTL_EXIT_USAGE;
-                }
         if (ctl_model_load(&m) < 0) {
                 ctl_model_done(&m);
                 return CTL_EXIT_FAILURE;
         }
-        if (optind >= argc)
+        if (!args[0])
                 r = select_all(&m, &v, &n);
-        for (int i = optind; i < argc && r >= 0; i++)
-                r = select_arg(&m, argv[i], &v, &n);
+        for (size_t i = 0; args[i] && r >= 0; i++)
+                r = select_arg(&m, args[i], &v, &n);
         ok = r >= 0 && !m.conf_errors;
         for (size_t i = 0; i < n; i++)
                 ok = ok && !v[i].problems;

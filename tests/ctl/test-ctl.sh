@@ -186,10 +186,24 @@ check "list: a role of a project shows its dependency set as a grant" eval 'grep
 run C --legend list
 check "list --legend: header line (no escapes into a pipe)" eval 'head -n1 <<<"$out" | grep -q "^NAME  *KIND.*CONFIG.*MODE.*MEMORY.*CPUS.*TASKS.*GRANTS.*STATE"'
 run C --json list
+check "list --json: a versioned object (\"version\": 1)" json 'd["version"] == 1 and type(d["version"]) is int'
+check "list --json: memory and tasks are integers (bytes), cpus a number, never strings" \
+        json 'all(type(e[k]) in (int, float, type(None)) and type(e[k]) is not bool for e in d["entries"] for k in ("memory", "cpus", "tasks")) and any(type(e["memory"]) is int for e in d["entries"])'
+run C list --json
+check "options anywhere: list --json is list with --json" json 'd["version"] == 1 and len(d["entries"]) > 0'
+run "$ctl" list --json --root "$root"
+check "options anywhere: --root after the verb" json 'any(e["name"] == "good" for e in d["entries"])'
+run C verify --json
+check "options anywhere: verify --json" json 'd["version"] == 1 and d["ok"] is False'
+run C cat good --no-pager
+check "options anywhere: cat ROLE --no-pager" eval 'test $rc = 0 && has "$out" "agent@.service"'
+run C list --role=good
+check "a run option with another verb exits 2" eval 'test $rc = 2 && has "$err" "--role applies only to run"'
+run C --json list
 check "list --json: valid JSON with the role's fields" \
-        json '[e for e in d if e["name"] == "good"][0] == {"name": "good", "kind": "role", "config": "ok", "mode": "none", "memory": "1G", "cpus": "1.5", "tasks": "64", "grants": ["service:inference"], "unit": "agent@good.service", "state": "unknown"}'
+        json '[e for e in d["entries"] if e["name"] == "good"][0] == {"name": "good", "kind": "role", "config": "ok", "mode": "none", "memory": 1073741824, "cpus": 1.5, "tasks": 64, "grants": ["service:inference"], "unit": "agent@good.service", "state": "unknown"}'
 check "list --json: a sidecar entry with its own fields" \
-        json '[e for e in d if e["name"] == "inference"][0] == {"name": "inference", "kind": "sidecar", "config": "ok", "port": 8080, "health": "/health", "memory": "2G", "cpus": "4", "tasks": "128", "gpus": "0", "reached_by": ["good"], "unit": "sidecar@inference.socket", "state": "unknown", "runtime_unit": "sidecar-runtime@inference.service", "runtime_state": "unknown"}'
+        json '[e for e in d["entries"] if e["name"] == "inference"][0] == {"name": "inference", "kind": "sidecar", "config": "ok", "port": 8080, "health": "/health", "memory": 2147483648, "cpus": 4, "tasks": 128, "gpus": "0", "reached_by": ["good"], "unit": "sidecar@inference.socket", "state": "unknown", "runtime_unit": "sidecar-runtime@inference.service", "runtime_state": "unknown"}'
 run C --legend list
 check "list --legend: sidecars in a table of their own" \
         eval 'grep -q "^NAME  *KIND  *CONFIG  *PORT  *HEALTH  *MEMORY  *CPUS  *TASKS  *GPUS  *REACHED-BY  *SOCKET  *RUNTIME" <<<"$out"'
@@ -230,11 +244,11 @@ check "doctor --json: closed surface and socket presence are fields" \
         json '"PrivateNetwork=" in [i for i in d["items"] if i["name"] == "reopen"][0]["closed_surface"] and [i for i in d["items"] if i["name"] == "nosock"][0]["services"][0]["present"] is False'
 if command -v systemd-analyze >/dev/null && systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
         check "doctor: systemd-analyze security exposure of a generated unit" \
-                json '__import__("re").fullmatch(r"\d+\.\d [A-Z]+", [i for i in d["items"] if i["name"] == "good"][0]["exposure"] or "")'
+                json '(lambda i: type(i["exposure"]) in (int, float) and __import__("re").fullmatch(r"[A-Z]+", i["exposure_level"]))([i for i in d["items"] if i["name"] == "good"][0])'
         check "doctor: systemd-analyze security exposure of a sidecar's runtime and proxy units" \
-                json 'all(__import__("re").fullmatch(r"\d+\.\d [A-Z]+", v or "") for v in [i for i in d["items"] if i["name"] == "inference"][0]["exposure"].values())'
+                json '(lambda x: all(type(x[k]) in (int, float) for k in ("runtime", "proxy")) and all(__import__("re").fullmatch(r"[A-Z]+", x[k]) for k in ("runtime_level", "proxy_level")))([i for i in d["items"] if i["name"] == "inference"][0]["exposure"])'
         check "doctor: no exposure for a sidecar that is not generated" \
-                json '[i for i in d["items"] if i["name"] == "broken" and i["kind"] == "sidecar"][0]["exposure"] == {"runtime": None, "proxy": None}'
+                json '[i for i in d["items"] if i["name"] == "broken" and i["kind"] == "sidecar"][0]["exposure"] == {"runtime": None, "runtime_level": None, "proxy": None, "proxy_level": None}'
 else
         skip "doctor: systemd-analyze security exposure of a generated unit" "systemd-analyze with --offline not available"
         skip "doctor: systemd-analyze security exposure of a sidecar's runtime and proxy units" "systemd-analyze with --offline not available"
@@ -257,7 +271,7 @@ mksock "$root/run/cloister/services/inference/service.sock"
 chmod 0555 "$root/run/cloister/services/inference"
 run env CLOISTER_SYSTEMD_ANALYZE=/nonexistent "$ctl" --root="$root" doctor --json
 check "doctor: without systemd-analyze the exposure is unknown (null) and nothing fails" \
-        eval 'test $rc = 0 && json "[i for i in d[\"items\"] if i[\"name\"] == \"good\"][0][\"exposure\"] is None" && json "[i for i in d[\"items\"] if i[\"name\"] == \"inference\"][0][\"exposure\"] == {\"runtime\": None, \"proxy\": None}"'
+        eval 'test $rc = 0 && json "[i for i in d[\"items\"] if i[\"name\"] == \"good\"][0][\"exposure\"] is None" && json "[i for i in d[\"items\"] if i[\"name\"] == \"inference\"][0][\"exposure\"] == {\"runtime\": None, \"runtime_level\": None, \"proxy\": None, \"proxy_level\": None}"'
 run C verify
 check "verify: exit 0 on a healthy tree" test "$rc" = 0
 run C doctor --bogus

@@ -86,7 +86,7 @@ check "list: a running role is active (read over D-Bus)" test "$(state_of runner
 check "list: a role never started is inactive, not unknown" test "$(state_of idle)" = inactive
 run cloisterctl --json list
 check "list --json: the state field comes from systemd" \
-        json '[e for e in d if e["name"] == "runner"][0]["state"] == "active"'
+        json 'd["version"] == 1 and [e for e in d["entries"] if e["name"] == "runner"][0]["state"] == "active"'
 systemctl stop agent@runner.service
 run cloisterctl list
 check "list: a stopped role reads inactive again" test "$(state_of runner)" = inactive
@@ -119,7 +119,7 @@ check "doctor: the materialised project is ok" bash -c 'grep -qE "^done +project
 check "doctor: a healthy role is ok" bash -c 'grep -qE "^idle +role +ok +yes " <<<"$1"' _ "$out"
 run cloisterctl doctor --json
 check "doctor --json: exposure of a generated unit from systemd-analyze security" \
-        json '__import__("re").fullmatch(r"\d+\.\d [A-Z]+", [i for i in d["items"] if i["name"] == "idle"][0]["exposure"] or "")'
+        json '(lambda i: type(i["exposure"]) in (int, float) and __import__("re").fullmatch(r"[A-Z]+", i["exposure_level"]))([i for i in d["items"] if i["name"] == "idle"][0])'
 check "doctor --json: agrees with the table (broken, nosock, webapp not ok; idle ok)" \
         json '{i["name"]: i["ok"] for i in d["items"]} == {"broken": False, "coder": False, "idle": True, "nosock": False, "runner": True, "done": True, "webapp": False}'
 
@@ -159,7 +159,7 @@ run cloisterctl doctor --json
 check "doctor --json: the sidecar's socket present, socket and runtime active (D-Bus), reached by asker" \
         json '[(i["ok"], i["socket"]["present"], i["socket"]["unit"]["state"], i["runtime"]["unit"]["state"], i["reached_by"]) for i in d["items"] if i["name"] == "warm"] == [(True, True, "active", "active", ["asker"])]'
 check "doctor --json: systemd-analyze exposure of the sidecar's runtime and proxy units" \
-        json 'all(__import__("re").fullmatch(r"\d+\.\d [A-Z]+", v or "") for v in [i for i in d["items"] if i["name"] == "warm"][0]["exposure"].values())'
+        json '(lambda x: all(type(x[k]) in (int, float) for k in ("runtime", "proxy")) and all(__import__("re").fullmatch(r"[A-Z]+", x[k]) for k in ("runtime_level", "proxy_level")))([i for i in d["items"] if i["name"] == "warm"][0]["exposure"])'
 systemctl stop sidecar@warm.socket sidecar-runtime@warm.service
 rm -f "$CFG/sidecars/warm.sidecar" "$CFG/roles/asker.role"
 rm -f "$PAYLOAD_ERR"
