@@ -67,6 +67,15 @@ meson test -C "$build-fuzz" --print-errorlogs --suite fuzz
 step "package build (meson test as nobody, no network)"
 bash tests/package-build.sh . "$build-package"
 
+# What a distribution gets: the tree cross-builds and a non-default prefix is honoured
+# (docs/packaging.md follows with packaging/debian). A SKIP
+# here is a failure: each of them must run in CI.
+step "release: cross build, prefixes"
+for t in tests/build/check-cross.sh tests/build/check-prefix.sh; do
+        bash "$t" . | tee "$build/release-$(basename "$t" .sh).tap"
+        ! grep -iq '# skip' "$build/release-$(basename "$t" .sh).tap" || { echo "run-all: $t skipped a check"; exit 1; }
+done
+
 step "proof: SKIPs, docs/security.md, mutants"
 python3 tests/check-skips.py tests/skips.list "$build" "$build-asan" "$build-fuzz" "$build-package=tests/skips-package.list"
 python3 docs/check-security.py . --testlog "$build"/meson-logs/testlog*.json "$build-asan"/meson-logs/testlog*.json > "$build/security-md.tap" ||

@@ -32,8 +32,9 @@ static int set_search_path(const char *env, char **dirs) {
 
 int ctl_root_apply(const char *dir) {
         _cleanup_strv_free_ char **units = NULL;
-        char *config[] = { "/etc/cloister", "/run/cloister", "/usr/local/lib/cloister",
-                           "/usr/lib/cloister", NULL };
+        /* conf_dirs()'s defaults, the ones this build compiled in (its prefix), below DIR */
+        char *config[] = { SYSCONFDIR "/cloister", "/run/cloister", "/usr/local/lib/cloister",
+                           PKGLIBDIR, NULL };
         int r;
 
         if (!dir)

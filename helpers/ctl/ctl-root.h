@@ -3,8 +3,8 @@
 
 #include <sys/types.h>
 
-/* --root=DIR: configuration comes from DIR/etc/cloister:DIR/run/cloister:
- * DIR/usr/local/lib/cloister:DIR/usr/lib/cloister and units from systemd's search path below
+/* --root=DIR: configuration comes from DIR/$sysconfdir/cloister:DIR/run/cloister:
+ * DIR/usr/local/lib/cloister:DIR/$prefix/lib/cloister (the build's directories) and units from systemd's search path below
  * DIR, unless $CLOISTER_CONFIG_PATH / $SYSTEMD_UNIT_PATH are set (those win: they name the
  * directories exactly). Host paths that cloisterctl checks (sockets, mount sources, the
  * dependency cache) are looked up below DIR too. Call once, before any verb. */

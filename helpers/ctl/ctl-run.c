@@ -107,7 +107,7 @@ static int builtin_default_role(const CloisterConf *conf, Role **ret) {
                 return log_oom();
         r->name = strdup(DEFAULT_ROLE);
         /* its limits are cloister.conf's [Sandbox] defaults */
-        r->path = strdup(conf->path ?: "/etc/cloister/cloister.conf");
+        r->path = strdup(conf->path ?: SYSCONFDIR "/cloister/cloister.conf");
         if (!r->name || !r->path)
                 return log_oom();
         r->network = NETWORK_NONE;
