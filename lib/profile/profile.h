@@ -9,8 +9,8 @@
  *    shipped units/agent@.service template;
  *  - the per-role part, what a role's keys change: rendered by the generator into
  *    agent@<role>.service.d/50-cloister.conf.
- * Renderers turn UnitSettings into unit-file text (unit_settings_write()) or, later, sd-bus
- * properties for transient runs. */
+ * Renderers turn UnitSettings into unit-file text (unit_settings_write()) or into the sd-bus
+ * properties of a transient run (profile_bus_append(), profile-bus.h). */
 
 typedef struct ProfileRow {
         const char *section;
