@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, as CI runs it (as root, on Debian 12; docs/testing.md):
 #  1. installs what is missing, and prepares what the tests fetch (the VM tier's kernel, the
 #     pinned MCP SDK packages): explicit steps, so that `meson test` never reaches the network;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs inside the throwaway systemd of demo.sh: sets up an example upstream and the broker as
 # an admin would, installs the example role, starts it with systemctl and shows what the
 # agent printed and the broker's audit record.

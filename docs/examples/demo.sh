@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # README command (1): on Debian 12, as root. Installs what is missing, builds cloister,
 # boots a throwaway systemd (systemd-nspawn over this machine's /usr, volatile root, its own
 # network namespace: the host's /etc, systemd and network are never touched), sets up

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # An example agent: reports what the sandbox lets it see and do, asks the LLM through the
 # broker as any OpenAI client would (OPENAI_BASE_URL), and writes its result.
 status() { sed -n "s/^$1:[[:space:]]*//p" /proc/self/status; }

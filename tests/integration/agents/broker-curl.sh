@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Tries the broker over the shim's loopback relay; records what happened in /output.
 url=${CLOISTER_BROKER_URL:-http://127.0.0.1:7800}
 echo "broker_url=${CLOISTER_BROKER_URL:-unset}" > /output/env

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Broker probes from inside a sealed agent: each writes "name=value" to /output/probe.txt.
 # Which probes run is chosen by the role's Environment=PROBES=a,b,c.
 import http.client, json, os, socket, threading, time

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # An agent written against OPENAI_BASE_URL only, as an unmodified OpenAI client would be:
 # one plain and one streamed chat completion, results into /output.
 import json, os, urllib.request

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Sleeps until it is stopped; exits cleanly on SIGTERM.
 trap 'exit 0' TERM
 echo started > /output/started
