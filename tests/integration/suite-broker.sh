@@ -331,7 +331,7 @@ check "reload: the upstream taken out of Allow= is refused now ($(as_agent reloa
 check "reload: the MainPID is unchanged" [ "$(systemctl show -P MainPID cloister-broker.service)" = "$bpid" ]
 # a broken role file: refused by ExecReload='s check, and by the broker itself on a bare SIGHUP
 cp "$CFG/roles/reloader.role" /srv/reloader.role.good
-printf '[Broker]\nAllow=slow\nNoSuchKey=1\n' >> "$CFG/roles/reloader.role"
+echo NoSuchKey=1 >> "$CFG/roles/reloader.role"
 check "reload: --check-config refuses the broken file, naming file:line:key" bash -c \
         "$(readlink "/proc/$bpid/exe") --check-config 2>&1 | grep -q 'reloader.role:[0-9]*:.*NoSuchKey'"
 check "reload: systemctl reload with a broken role file fails" bash -c '! systemctl reload cloister-broker.service' 
