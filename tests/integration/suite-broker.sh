@@ -299,7 +299,7 @@ as_agent() {
 }
 reloaded() { # N: waits for the Nth "Configuration reloaded" or "refused" line of this boot
         for _ in $(seq 100); do
-                [ "$(journalctl -b -u cloister-broker.service -o cat | grep -cE '^Configuration reloaded|new configuration was refused')" -ge "$1" ] && return 0
+                [ "$(journalctl -b -u cloister-broker.service -o cat | grep -cE 'Configuration reloaded|new configuration was refused')" -ge "$1" ] && return 0
                 sleep 0.1
         done
         return 1
@@ -316,7 +316,7 @@ sleep 0.5
 role reloader daemon-only "$P" "[Broker]" "Allow=issues later"
 printf '[Upstream later]\nKind=http\nURL=http://127.0.0.1:%s\nAuthCredential=issues-token\nAuthHeader=X-Api-Token\n' "$ISSUES_PORT" \
         > "$CFG/cloister.conf.d/60-reload.conf"
-n=$(journalctl -b -u cloister-broker.service -o cat | grep -cE '^Configuration reloaded|new configuration was refused')
+n=$(journalctl -b -u cloister-broker.service -o cat | grep -cE 'Configuration reloaded|new configuration was refused')
 check "reload: systemctl reload cloister-broker succeeds" systemctl reload cloister-broker.service
 check "reload: the broker logged the new configuration" reloaded $((n + 1))
 wait "$inflight"
@@ -335,7 +335,7 @@ echo NoSuchKey=1 >> "$CFG/roles/reloader.role"
 check "reload: --check-config refuses the broken file, naming file:line:key" bash -c \
         "$(readlink "/proc/$bpid/exe") --check-config 2>&1 | grep -q 'reloader.role:[0-9]*:.*NoSuchKey'"
 check "reload: systemctl reload with a broken role file fails" bash -c '! systemctl reload cloister-broker.service' 
-n=$(journalctl -b -u cloister-broker.service -o cat | grep -cE '^Configuration reloaded|new configuration was refused')
+n=$(journalctl -b -u cloister-broker.service -o cat | grep -cE 'Configuration reloaded|new configuration was refused')
 kill -HUP "$bpid"
 check "reload: SIGHUP with a broken file: the broker refuses the new configuration" reloaded $((n + 1))
 check "reload: …and says so" bash -c \
