@@ -5,12 +5,22 @@
 #include "conf-files.h"
 #include "log.h"
 
-BrokerConfig *broker_config_free(BrokerConfig *c) {
-        if (!c)
+BrokerConfig *broker_config_ref(BrokerConfig *c) {
+        if (c)
+                c->n_ref++;
+        return c;
+}
+
+BrokerConfig *broker_config_unref(BrokerConfig *c) {
+        if (!c || --c->n_ref > 0)
                 return NULL;
-        for (size_t i = 0; i < c->n_roles; i++)
+        for (size_t i = 0; i < c->n_roles; i++) {
                 role_free(c->roles[i]);
+                if (c->limits)
+                        rate_limit_free(c->limits[i]);
+        }
         free(c->roles);
+        free(c->limits);
         cloister_conf_free(c->conf);
         free(c->llm_endpoint);
         free(c->llm_model);
@@ -59,46 +69,111 @@ static char *fallback(const char *a, const char *b) {
         return a ? strdup(a) : b ? strdup(b) : NULL;
 }
 
-int broker_config_load(BrokerConfig **ret) {
-        _cleanup_strv_free_ char **dirs = NULL;
-        BrokerConfig *c = calloc(1, sizeof(BrokerConfig));
-        ConfFileList roles = {};
+static int load_conf(BrokerConfig *c, char * const *dirs) {
         const char *key;
         int r;
 
-        if (!c || conf_dirs(&dirs) < 0)
-                return log_oom();
         r = cloister_conf_load(dirs, &c->conf);
-        if (r < 0) {
-                broker_config_free(c);
-                return log_error_errno(r, "cloister.conf was refused; the broker cannot start.");
-        }
+        if (r < 0)
+                return log_error_errno(r, "cloister.conf was refused; the broker cannot use it.");
         c->llm_endpoint = fallback(c->conf->llm.endpoint, c->conf->chat.endpoint);
         c->llm_model = fallback(c->conf->llm.model, c->conf->chat.model);
         c->idle_timeout = c->conf->broker_idle_timeout;
         key = c->conf->llm.api_key_credential ?: c->conf->chat.api_key_credential;
         if (key && broker_credential_read(key, &c->llm_api_key) < 0)
                 log_warning("LLM requests go upstream without an API key.");
-
-        r = conf_files_list(dirs, "roles", ".role", &roles);
-        if (r < 0) {
-                broker_config_free(c);
-                return log_oom();
-        }
-        c->roles = calloc(roles.n + 1, sizeof(Role *));
-        for (size_t i = 0; c->roles && i < roles.n; i++) {
-                Role *role;
-                /* A refused role file gets no drop-in either: its unit cannot run. */
-                if (role_load(roles.files[i].path, c->conf, dirs, &role) >= 0)
-                        c->roles[c->n_roles++] = role;
-        }
-        conf_file_list_done(&roles);
-        if (!c->roles) {
-                broker_config_free(c);
-                return log_oom();
-        }
-        *ret = c;
         return 0;
+}
+
+/* Appends a role with fresh rate-limit state. Takes the role, even on failure. */
+static int add_role(BrokerConfig *c, Role *role) {
+        _cleanup_(role_freep) Role *owned = role;
+        Role **roles;
+        RateLimit **limits;
+
+        roles = realloc(c->roles, sizeof(Role *) * (c->n_roles + 2));
+        if (!roles)
+                return -ENOMEM;
+        c->roles = roles;
+        limits = realloc(c->limits, sizeof(RateLimit *) * (c->n_roles + 2));
+        if (!limits)
+                return -ENOMEM;
+        c->limits = limits;
+        c->limits[c->n_roles] = rate_limit_new();
+        if (!c->limits[c->n_roles])
+                return -ENOMEM;
+        c->roles[c->n_roles++] = TAKE_PTR(owned);
+        c->roles[c->n_roles] = NULL;
+        c->limits[c->n_roles] = NULL;
+        return 0;
+}
+
+static int load_roles(BrokerConfig *c, BrokerConfigMode mode, char * const *dirs) {
+        ConfFileList files = {};
+        int r, ret = 0;
+
+        r = conf_files_list(dirs, "roles", ".role", &files);
+        if (r < 0)
+                return log_oom();
+        for (size_t i = 0; i < files.n; i++) {
+                Role *role;
+                /* A refused role file gets no drop-in either: its unit cannot run. At start the
+                 * others are served; a reload or a check refuses the whole config. */
+                r = role_load(files.files[i].path, c->conf, dirs, &role);
+                if (r < 0) {
+                        if (mode == BROKER_CONFIG_STRICT && ret >= 0)
+                                ret = r;
+                        continue;
+                }
+                r = add_role(c, role);
+                if (r < 0) {
+                        ret = log_oom();
+                        break;
+                }
+        }
+        conf_file_list_done(&files);
+        return ret;
+}
+
+int broker_config_load(BrokerConfigMode mode, BrokerConfig **ret) {
+        _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_(broker_config_unrefp) BrokerConfig *c = calloc(1, sizeof(BrokerConfig));
+        int r;
+
+        if (!c || conf_dirs(&dirs) < 0)
+                return log_oom();
+        c->n_ref = 1;
+        r = load_conf(c, dirs);
+        if (r < 0)
+                return r;
+        r = load_roles(c, mode, dirs);
+        if (r < 0)
+                return r;
+        if (!c->roles) { /* no role: still an empty, terminated list */
+                c->roles = calloc(1, sizeof(Role *));
+                c->limits = calloc(1, sizeof(RateLimit *));
+                if (!c->roles || !c->limits)
+                        return log_oom();
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+void broker_config_adopt_limits(BrokerConfig *c, const BrokerConfig *old) {
+        for (size_t i = 0; i < c->n_roles; i++)
+                for (size_t j = 0; j < old->n_roles; j++)
+                        if (streq(c->roles[i]->name, old->roles[j]->name)) {
+                                rate_limit_free(c->limits[i]);
+                                c->limits[i] = rate_limit_ref(old->limits[j]);
+                                break;
+                        }
+}
+
+RateLimit *broker_config_role_limit(const BrokerConfig *c, const Role *role) {
+        for (size_t i = 0; i < c->n_roles; i++)
+                if (c->roles[i] == role)
+                        return c->limits[i];
+        return NULL;
 }
 
 /* A role added after the broker started (daemon-reload, no broker restart) is read the
@@ -106,20 +181,14 @@ int broker_config_load(BrokerConfig **ret) {
 static const Role *load_new_role(BrokerConfig *c, const char *name) {
         _cleanup_strv_free_ char **dirs = NULL;
         _cleanup_free_ char *fn = strprintf("roles/%s.role", name), *path = NULL;
-        Role *role, **l;
+        Role *role;
 
         if (!fn || conf_dirs(&dirs) < 0 || conf_file_find(dirs, fn, &path) < 0 || !path)
                 return NULL;
         if (role_load(path, c->conf, dirs, &role) < 0)
                 return NULL;
-        l = realloc(c->roles, sizeof(Role *) * (c->n_roles + 2));
-        if (!l) {
-                role_free(role);
+        if (add_role(c, role) < 0)
                 return NULL;
-        }
-        c->roles = l;
-        c->roles[c->n_roles++] = role;
-        c->roles[c->n_roles] = NULL;
         log_info("Role %s read from %s.", name, path);
         return role;
 }

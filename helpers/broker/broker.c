@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -8,9 +9,6 @@
 
 #include "broker.h"
 #include "log.h"
-
-int broker_start(Broker *b, int listen_fd);
-void broker_stop(Broker *b);
 
 /* Outside systemd (tests, benchmarks): listen on a path ourselves. */
 static int listen_on(const char *path) {
@@ -28,61 +26,128 @@ static int listen_on(const char *path) {
         return fd;
 }
 
-static int run(const char *listen_path) {
-        Broker b = {};
-        int fd, n, r;
+static int listen_fd(const char *listen_path) {
+        int n = sd_listen_fds(true);
 
-        n = sd_listen_fds(true);
         if (n > 1)
                 return log_error_errno(EINVAL, "Expected one socket from systemd, got %d.", n);
         if (n == 1)
-                fd = SD_LISTEN_FDS_START;
-        else if (listen_path)
-                fd = listen_on(listen_path);
-        else
-                return log_error_errno(EINVAL, "No socket: start cloister-broker.socket, or pass --listen=PATH.");
-        if (fd < 0)
-                return fd;
+                return SD_LISTEN_FDS_START;
+        if (listen_path)
+                return listen_on(listen_path);
+        return log_error_errno(EINVAL, "No socket: start cloister-broker.socket, or pass --listen=PATH.");
+}
 
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-                return log_error_errno(EIO, "curl_global_init() failed.");
-        r = broker_config_load(&b.config);
-        if (r < 0)
-                return r;
-        r = sd_event_default(&b.event);
-        if (r < 0)
-                return log_error_errno(r, "Failed to allocate event loop: %m");
+/* SIGHUP (systemctl reload): the new config is read whole and used only if all of it is valid;
+ * a refused one leaves the old one serving. Requests in flight finish under the config they
+ * began with. RELOADING=1 with MONOTONIC_USEC= is what systemd 253+ waits for (it shows the unit
+ * "reloading" until READY=1); 252 takes it too. */
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Broker *b = userdata;
+        uint64_t now = 0;
+        int r;
+
+        (void) sd_event_now(b->event, CLOCK_MONOTONIC, &now);
+        (void) sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading the configuration.\nMONOTONIC_USEC=%" PRIu64, now);
+        log_info("Reloading the configuration.");
+        r = broker_reload(b);
+        if (r < 0) {
+                log_error("The new configuration was refused (see above); the previous one still serves %zu role(s).",
+                          b->requests.config->n_roles);
+                (void) sd_notify(false, "READY=1\nSTATUS=Serving; the last reload was refused (see the journal).");
+                return 0;
+        }
+        log_info("Configuration reloaded: serving %zu role(s).", b->requests.config->n_roles);
+        (void) sd_notify(false, "READY=1\nSTATUS=Serving.");
+        return 0;
+}
+
+static int add_signals(Broker *b) {
         sigset_t mask;
+        int r;
+
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
-        (void) sd_event_add_signal(b.event, NULL, SIGTERM, NULL, NULL);
-        (void) sd_event_add_signal(b.event, NULL, SIGINT, NULL, NULL);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(errno, "Failed to block signals: %m");
         signal(SIGPIPE, SIG_IGN);
+        r = sd_event_add_signal(b->event, NULL, SIGTERM, NULL, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch SIGTERM: %m");
+        r = sd_event_add_signal(b->event, NULL, SIGINT, NULL, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch SIGINT: %m");
+        r = sd_event_add_signal(b->event, NULL, SIGHUP, on_reload, b);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch SIGHUP: %m");
+        return 0;
+}
 
-        r = broker_start(&b, fd);
-        if (r >= 0) {
-                log_info("Serving %zu role(s).", b.config->n_roles);
-                (void) sd_notify(false, "READY=1\nSTATUS=Serving.");
-                r = sd_event_loop(b.event);
-        }
+static int serve(Broker *b, int fd) {
+        BrokerConfig *config;
+        int r;
+
+        r = broker_config_load(BROKER_CONFIG_LENIENT, &config);
+        if (r < 0)
+                return log_error_errno(r, "The configuration was refused; the broker cannot start.");
+        broker_set_config(b, config);
+        r = sd_event_default(&b->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate event loop: %m");
+        r = add_signals(b);
+        if (r < 0)
+                return r;
+        r = broker_start(b, fd);
+        if (r < 0)
+                return r;
+        log_info("Serving %zu role(s).", b->requests.config->n_roles);
+        (void) sd_notify(false, "READY=1\nSTATUS=Serving.");
+        return sd_event_loop(b->event);
+}
+
+static int run(const char *listen_path) {
+        Broker b = {};
+        int fd, r;
+
+        fd = listen_fd(listen_path);
+        if (fd < 0)
+                return fd;
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+                return log_error_errno(EIO, "curl_global_init() failed.");
+        r = serve(&b, fd);
         (void) sd_notify(false, "STOPPING=1");
         broker_stop(&b);
-        broker_config_free(b.config);
         sd_event_unref(b.event);
         curl_global_cleanup();
         return r;
 }
 
+/* --check-config: everything a reload would read, as strictly; the errors are on stderr. */
+static int check_config(void) {
+        _cleanup_(broker_config_unrefp) BrokerConfig *config = NULL;
+        int r;
+
+        r = broker_config_load(BROKER_CONFIG_STRICT, &config);
+        if (r < 0) {
+                log_error("The configuration is not valid.");
+                return r;
+        }
+        printf("The configuration is valid: cloister.conf and %zu role(s).\n", config->n_roles);
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
-                { "listen",  required_argument, NULL, 'l' },
+                { "listen",       required_argument, NULL, 'l' },
+                { "check-config", no_argument,       NULL, 'c' },
                 { "help",    no_argument,       NULL, 'h' },
                 { "version", no_argument,       NULL, 'V' },
                 {}
         };
         const char *listen_path = NULL;
+        bool check = false;
         int c;
 
         log_set_prefix("cloister-broker");
@@ -91,9 +156,12 @@ int main(int argc, char *argv[]) {
                 case 'l':
                         listen_path = optarg;
                         break;
+                case 'c':
+                        check = true;
+                        break;
                 case 'h':
-                        printf("%s [--listen=PATH]\n\nThe daemon side of cloister: LLM, MCP and API calls for sealed agents.\n"
-                               "Socket-activated by cloister-broker.socket. See cloister-broker(8).\n", argv[0]);
+                        printf("%s [--listen=PATH]\n%s --check-config\n\nThe daemon side of cloister: LLM, MCP and API calls for sealed agents.\n"
+                               "Socket-activated by cloister-broker.socket. See cloister-broker(8).\n", argv[0], argv[0]);
                         return 0;
                 case 'V':
                         puts("cloister-broker " PACKAGE_VERSION);
@@ -101,5 +169,7 @@ int main(int argc, char *argv[]) {
                 default:
                         return 1;
                 }
+        if (check)
+                return check_config() < 0 ? 1 : 0;
         return run(listen_path) < 0 ? 1 : 0;
 }

@@ -5,6 +5,7 @@
 
 /* Who is on the other end of a broker connection, as PID 1 attests it: SO_PEERCRED gives
  * the PID, its cgroup gives the unit. Nothing the caller sends is consulted (cloister-broker(8)). */
+struct Broker;
 struct Caller;
 struct sd_event_source;
 
@@ -15,6 +16,7 @@ typedef struct Peer {
 
         /* the connection's, kept by server.c */
         int fd;
+        struct Broker *broker;                   /* the server holding the connection */
         struct Caller *caller;                   /* its unit's counts (caller.h) */
         struct sd_event_source *header_deadline; /* armed while a request's headers are awaited */
         bool closing;                            /* over its caller's cap: no request is served */

@@ -5,12 +5,13 @@
 
 #include "audit.h"
 #include "broker-route.h"
-#include "broker.h"
+#include "caller.h"
 #include "header-filter.h"
 #include "log.h"
 #include "mcp-policy.h"
 #include "openai-body.h"
 #include "peer.h"
+#include "request.h"
 #include "sse-filter.h"
 #include "usage-scan.h"
 
@@ -20,7 +21,8 @@
 #define MCP_JSON_MAX (4 * 1024 * 1024)
 
 typedef struct Request {
-        Broker *broker;
+        RequestContext *context;
+        BrokerConfig *config;   /* the one current when the request began, kept across reloads */
         struct MHD_Connection *conn;
         Peer *peer;             /* the connection's, settled at accept (server.c) */
         const Role *role;
@@ -80,13 +82,13 @@ static void account(Request *q) {
 }
 
 static bool caller_over(const Request *q) {
-        return q->peer && caller_over_bytes(q->peer->caller, q->broker->config->conf->broker_caller_bytes);
+        return q->peer && caller_over_bytes(q->peer->caller, q->config->conf->broker_caller_bytes);
 }
 
 static void cancel_upstream(Request *q) {
         if (!q->easy)
                 return;
-        curl_glue_remove(q->broker->curl, q->easy); /* closes the upstream connection */
+        curl_glue_remove(q->context->curl, q->easy); /* closes the upstream connection */
         curl_easy_cleanup(q->easy);
         q->easy = NULL;
         q->upstream_done = true;
@@ -110,6 +112,7 @@ static void request_free(Request *q) {
         free(q->send_body);
         usage_scan_free(q->usage_scan);
         free(q->out);
+        broker_config_unref(q->config);
         free(q);
 }
 
@@ -166,7 +169,7 @@ static enum MHD_Result respond_error(Request *q, unsigned status, const char *co
 /* ---- policy --------------------------------------------------------------------------- */
 
 static const Upstream *named_upstream(Request *q, const char *kind) {
-        const Upstream *u = cloister_conf_find_upstream(q->broker->config->conf, q->route.name);
+        const Upstream *u = cloister_conf_find_upstream(q->config->conf, q->route.name);
         if (!u || !streq_ptr(u->kind, kind) || !strv_contains(q->role->broker_allow, q->route.name))
                 return NULL;
         return u;
@@ -209,7 +212,7 @@ static enum MHD_Result admit(Request *q, bool *done) {
                 return respond_error(q, 403, "not_daemon_only", "this role has no broker access (Network= is not daemon-only)", 0);
         switch (q->route.kind) {
         case BROKER_ROUTE_LLM:
-                if (!q->broker->config->llm_endpoint)
+                if (!q->config->llm_endpoint)
                         return respond_error(q, 403, "no_llm", "no LLM endpoint is configured", 0);
                 q->upstream_name = "llm";
                 break;
@@ -248,14 +251,14 @@ static enum MHD_Result admit(Request *q, bool *done) {
         q->started = true; /* holds a slot until completion */
         if (q->route.kind == BROKER_ROUTE_LLM && streq(q->method, "GET") &&
             (streq(q->route.rest, "/models") || startswith(q->route.rest, "/models?")) &&
-            broker_config_role_model(q->broker->config, q->role)) {
+            broker_config_role_model(q->config, q->role)) {
                 /* the role may use one model: that is the list, no upstream needed */
                 _cleanup_free_ char *json = NULL;
                 size_t n;
                 static const char empty[] = "{\"object\":\"list\",\"data\":[]}";
                 q->upstream_name = NULL; /* answered here */
                 if (openai_models_filter(empty, sizeof empty - 1,
-                                         broker_config_role_model(q->broker->config, q->role), &json, &n) < 0)
+                                         broker_config_role_model(q->config, q->role), &json, &n) < 0)
                         return respond_error(q, 500, "internal_error", "the broker could not list models", 0);
                 return respond_json(q, 200, json, 0);
         }
@@ -316,7 +319,7 @@ static void suspend(Request *q) {
                 return;
         ci = MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         if (ci)
-                (void) sd_event_add_io(q->broker->event, &q->hangup_watch, ci->connect_fd,
+                (void) sd_event_add_io(q->context->event, &q->hangup_watch, ci->connect_fd,
                                        EPOLLRDHUP, on_client_hangup, q);
 }
 
@@ -324,7 +327,7 @@ static void resume(Request *q) {
         if (q->suspended) {
                 q->suspended = false;
                 MHD_resume_connection(q->conn);
-                broker_kick(q->broker);
+                q->context->kick(q->context->userdata);
         }
 }
 
@@ -447,10 +450,11 @@ void request_curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
         curl_easy_cleanup(q->easy);
         q->easy = NULL;
         resume(q);
+        q->context->kick(q->context->userdata);
 }
 
 static int build_upstream(Request *q) {
-        const BrokerConfig *c = q->broker->config;
+        const BrokerConfig *c = q->config;
         _cleanup_free_ char *url = NULL, *auth = NULL;
         const char *base, *model;
         int r;
@@ -628,7 +632,7 @@ static enum MHD_Result start_upstream(Request *q) {
                 return respond_error(q, 500, "internal_error", "the broker could not prepare the request", 0);
         MHD_get_connection_values(q->conn, MHD_HEADER_KIND, copy_header, q);
         curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
-        if (curl_glue_add(q->broker->curl, q->easy) < 0)
+        if (curl_glue_add(q->context->curl, q->easy) < 0)
                 return respond_error(q, 500, "internal_error", "the broker could not start the request", 0);
         suspend(q);
         return MHD_YES;
@@ -651,7 +655,7 @@ static ssize_t read_answer(void *cls, uint64_t pos, char *buf, size_t max) {
                 if (q->paused && q->easy && (q->out_n == q->out_off ||
                                              (q->out_n - q->out_off < OUT_HIGH_WATER / 2 && !caller_over(q)))) {
                         q->paused = false;
-                        curl_glue_unpause(q->broker->curl, q->easy);
+                        curl_glue_unpause(q->context->curl, q->easy);
                 }
                 return (ssize_t) n;
         }
@@ -738,36 +742,37 @@ void *request_uri_seen(void *cls, const char *uri, struct MHD_Connection *conn) 
         return q;
 }
 
-static int request_init(Request *q, Broker *b, struct MHD_Connection *conn, const char *method) {
+static int request_init(Request *q, RequestContext *ctx, struct MHD_Connection *conn, const char *method) {
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
         static Peer nobody = { .pid = 0, .fd = -1 };
         int r;
 
-        q->broker = b;
+        q->context = ctx;
+        q->config = broker_config_ref(ctx->config);
         q->conn = conn;
         q->start = now_usec();
         q->method = strdup(method);
         if (!q->method)
                 return -ENOMEM;
         q->peer = ci && ci->socket_context ? ci->socket_context : &nobody;
-        broker_headers_done(b, q->peer);
+        ctx->headers_done(ctx->userdata, q->peer);
         if (q->peer->role) {
-                q->role = broker_config_find_role(b->config, q->peer->role);
-                q->limit = q->role ? broker_role_limit(b, q->role) : NULL;
+                q->role = broker_config_find_role(q->config, q->peer->role);
+                q->limit = q->role ? broker_config_role_limit(q->config, q->role) : NULL;
         }
         r = broker_route_parse(q->path, &q->route);
         if (r < 0) {
                 q->route = (BrokerRoute) { .kind = _BROKER_ROUTE_INVALID };
                 q->route_error = r;
         }
-        b->active_requests++;
+        ctx->active_requests++;
         return 0;
 }
 
 enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **con_cls) {
-        Broker *b = cls;
+        RequestContext *ctx = cls;
         Request *q = *con_cls;
         bool done;
 
@@ -778,7 +783,7 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
                 const Peer *p = ci ? ci->socket_context : NULL;
                 if (p && p->closing)
                         return MHD_NO; /* over its caller's connection cap */
-                if (request_init(q, b, conn, method) < 0)
+                if (request_init(q, ctx, conn, method) < 0)
                         return MHD_NO;
                 return admit(q, &done);
         }
@@ -840,7 +845,7 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
 
 void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                        enum MHD_RequestTerminationCode toe) {
-        Broker *b = cls;
+        RequestContext *ctx = cls;
         Request *q = *con_cls;
         const char *model;
 
@@ -852,7 +857,7 @@ void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                 return;
         }
         if (q->peer->fd >= 0 && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-                broker_headers_wait(b, q->peer); /* keep-alive: the next request's headers */
+                ctx->headers_wait(ctx->userdata, q->peer); /* keep-alive: the next request's headers */
         if (q->started) {
                 rate_limit_release(q->limit);
                 if (q->usage.seen)
@@ -860,7 +865,7 @@ void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         }
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !q->error)
                 q->error = q->easy ? "caller_went_away" : "connection_error";
-        model = q->oa.model ?: (q->role && q->route.kind == BROKER_ROUTE_LLM ? broker_config_role_model(b->config, q->role) : NULL);
+        model = q->oa.model ?: (q->role && q->route.kind == BROKER_ROUTE_LLM ? broker_config_role_model(q->config, q->role) : NULL);
         audit_log(&(AuditRecord) {
                 .role = q->peer->role, .unit = q->peer->unit, .peer_pid = q->peer->pid,
                 .route = q->route.kind >= 0 ? broker_route_kind_to_string(q->route.kind) : "none",
@@ -870,6 +875,6 @@ void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                 .prompt_tokens = q->usage.prompt_tokens, .completion_tokens = q->usage.completion_tokens,
                 .error = q->error,
         });
-        b->active_requests--;
+        ctx->active_requests--;
         request_free(q);
 }

@@ -290,6 +290,63 @@ check "bodyhog: five 15 MB bodies at once from one unit: those past 64 MiB held 
         all "[[ '$codes' =~ ^(504|429)(,(504|429)){4}$ ]]" "[ $n429 -ge 1 ]"
 expect bodyhog after 504 "once they are gone, the next request goes upstream again"
 
+# --- systemctl reload: new roles and config apply, requests in flight finish, bad files refused --
+# as_agent ROLE ID PATH [CURL ARGS…]: the HTTP status of PATH asked by a unit of role ROLE.
+as_agent() {
+        local role=$1 id=$2 path=$3; shift 3
+        systemd-run --quiet --wait --pipe --unit="agent-run@$role.$id.service" \
+                curl -s -o /dev/null -m 20 -w '%{http_code}' "$@" --unix-socket /run/cloister/broker.sock "http://broker$path"
+}
+reloaded() { # N: waits for the Nth "Configuration reloaded" or "refused" line of this boot
+        for _ in $(seq 100); do
+                [ "$(journalctl -b -u cloister-broker.service -o cat | grep -cE 'Configuration reloaded|new configuration was refused')" -ge "$1" ] && return 0
+                sleep 0.1
+        done
+        return 1
+}
+role reloader daemon-only "$P" "[Broker]" "Allow=slow"
+systemctl daemon-reload
+bpid=$(systemctl show -P MainPID cloister-broker.service)
+before=$(as_agent reloader r0 /upstream/issues/v1/models)
+check "reload: before, an upstream not in Allow= is refused ($before)" [ "$before" = 403 ]
+# a slow answer (1.5 s) spanning the reload, under the old config (Allow=slow)
+as_agent reloader r1 /upstream/slow/v1/models -H "X-Fake-Delay: 1.5" > /srv/inflight.code &
+inflight=$!
+sleep 0.5
+role reloader daemon-only "$P" "[Broker]" "Allow=issues later"
+printf '[Upstream later]\nKind=http\nURL=http://127.0.0.1:%s\nAuthCredential=issues-token\nAuthHeader=X-Api-Token\n' "$ISSUES_PORT" \
+        > "$CFG/cloister.conf.d/60-reload.conf"
+n=$(journalctl -b -u cloister-broker.service -o cat | grep -cE 'Configuration reloaded|new configuration was refused')
+check "reload: systemctl reload cloister-broker succeeds" systemctl reload cloister-broker.service
+check "reload: the broker logged the new configuration" reloaded $((n + 1))
+wait "$inflight"
+check "reload: a request in flight during the reload completes under its config ($(cat /srv/inflight.code))" \
+        [ "$(cat /srv/inflight.code)" = 200 ]
+check "reload: the role's new Allow= applies (issues: $(as_agent reloader r2 /upstream/issues/v1/models))" \
+        [ "$(as_agent reloader r3 /upstream/issues/v1/models)" = 200 ]
+check "reload: a new [Upstream] applies ($(as_agent reloader r4 /upstream/later/v1/models))" \
+        [ "$(as_agent reloader r5 /upstream/later/v1/models)" = 200 ]
+check "reload: the upstream taken out of Allow= is refused now ($(as_agent reloader r6 /upstream/slow/v1/models))" \
+        [ "$(as_agent reloader r7 /upstream/slow/v1/models)" = 403 ]
+check "reload: the MainPID is unchanged" [ "$(systemctl show -P MainPID cloister-broker.service)" = "$bpid" ]
+# a broken role file: refused by ExecReload='s check, and by the broker itself on a bare SIGHUP
+cp "$CFG/roles/reloader.role" /srv/reloader.role.good
+echo NoSuchKey=1 >> "$CFG/roles/reloader.role"
+check "reload: --check-config refuses the broken file, naming file:line:key" bash -c \
+        "$(readlink "/proc/$bpid/exe") --check-config 2>&1 | grep -q 'reloader.role:[0-9]*:.*NoSuchKey'"
+check "reload: systemctl reload with a broken role file fails" bash -c '! systemctl reload cloister-broker.service' 
+n=$(journalctl -b -u cloister-broker.service -o cat | grep -cE 'Configuration reloaded|new configuration was refused')
+kill -HUP "$bpid"
+check "reload: SIGHUP with a broken file: the broker refuses the new configuration" reloaded $((n + 1))
+check "reload: …and says so" bash -c \
+        "journalctl -b -u cloister-broker.service -o cat | tail -20 | grep -q 'new configuration was refused'"
+check "reload: the unit stays active ($(systemctl is-active cloister-broker.service))" systemctl is-active -q cloister-broker.service
+check "reload: the old configuration still serves (issues: $(as_agent reloader r8 /upstream/issues/v1/models))" \
+        [ "$(as_agent reloader r9 /upstream/issues/v1/models)" = 200 ]
+check "reload: the MainPID is still unchanged" [ "$(systemctl show -P MainPID cloister-broker.service)" = "$bpid" ]
+cp /srv/reloader.role.good "$CFG/roles/reloader.role"
+rm -f "$CFG/cloister.conf.d/60-reload.conf"
+
 # --- kill -9 under load: queued connections are served by the restarted broker -------------
 bpid=$(systemctl show -P MainPID cloister-broker.service)
 kill -STOP "$bpid"

@@ -151,6 +151,20 @@ static void test_at_clock_zero(void) {
         ok(!rate_limit_free(NULL), "rate_limit_free(NULL) returns NULL");
 }
 
+/* A reload shares a role's state between the old config and the new one. */
+static void test_shared_across_reload(void) {
+        RateLimit *old = rate_limit_new(), *new;
+        BrokerPolicy p = policy(UNSET_U64, UNSET_U64, 1);
+
+        is_int(rate_limit_admit(old, &p, SEC(1), NULL), 0, "a request under the old config holds the slot");
+        new = rate_limit_ref(old);
+        ok(!rate_limit_free(old), "the old config lets go: the state stays for the new one");
+        is_int(rate_limit_admit(new, &p, SEC(2), NULL), -EBUSY, "the new config sees the running request's slot");
+        rate_limit_release(new);
+        is_int(request(new, &p, SEC(3), NULL), 0, "…and its release");
+        ok(!rate_limit_free(new), "the last reference frees it");
+}
+
 int main(void) {
         test_unlimited();
         test_requests_per_minute();
@@ -158,6 +172,7 @@ int main(void) {
         test_tokens_per_minute();
         test_tokens_retry_after_waits_for_enough();
         test_concurrency();
+        test_shared_across_reload();
         test_busy_is_not_counted();
         test_window_expiry();
         test_at_clock_zero();

@@ -13,18 +13,29 @@ typedef struct Bucket {
 struct RateLimit {
         Bucket buckets[WINDOW_SEC];     /* indexed by sec % WINDOW_SEC */
         uint64_t concurrent;
+        unsigned n_ref;
 };
 
 RateLimit *rate_limit_new(void) {
         RateLimit *r = calloc(1, sizeof(RateLimit));
 
+        if (!r)
+                return NULL;
+        r->n_ref = 1;
+        for (unsigned i = 0; i < WINDOW_SEC; i++)
+                r->buckets[i].sec = UINT64_MAX;         /* never counted */
+        return r;
+}
+
+RateLimit *rate_limit_ref(RateLimit *r) {
         if (r)
-                for (unsigned i = 0; i < WINDOW_SEC; i++)
-                        r->buckets[i].sec = UINT64_MAX;         /* never counted */
+                r->n_ref++;
         return r;
 }
 
 RateLimit *rate_limit_free(RateLimit *r) {
+        if (!r || --r->n_ref > 0)
+                return NULL;
         return mfree(r);
 }
 

@@ -9,6 +9,10 @@
 typedef struct RateLimit RateLimit;
 
 RateLimit *rate_limit_new(void);
+/* A role's state outlives a reload of the broker's config: the old config and the new one
+ * share it (and a request of the old one releases its slot in it), so each holds a reference.
+ * rate_limit_free() drops one; the last frees it. */
+RateLimit *rate_limit_ref(RateLimit *r);
 RateLimit *rate_limit_free(RateLimit *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(RateLimit *, rate_limit_free);
 

@@ -189,6 +189,19 @@ static int parse_event(SseFilter *f, const char *ev, size_t len) {
         return r;
 }
 
+/* "data: " DATA and the line end of the data: line it replaces. */
+static int append_data_line(char **out, size_t *out_n, const char *data, size_t n, const char *eol, size_t eol_n) {
+        int r;
+
+        r = append(out, out_n, "data: ", 6);
+        if (r < 0)
+                return r;
+        r = append(out, out_n, data, n);
+        if (r < 0)
+                return r;
+        return append(out, out_n, eol, eol_n);
+}
+
 /* Passes one event through f->rewrite: unchanged, or with its data: lines replaced. */
 static int rewrite_event(SseFilter *f, const char *ev, size_t len, char **out, size_t *out_n) {
         _cleanup_free_ char *data = NULL, *new = NULL;
@@ -208,24 +221,24 @@ static int rewrite_event(SseFilter *f, const char *ev, size_t len, char **out, s
 
         next = i = bom_length(f, ev, len);
         r = append(out, out_n, ev, i);
-        for (; r >= 0 && i < len; i = next) {
+        if (r < 0)
+                return r;
+        for (; i < len; i = next) {
                 size_t e = line_end(ev, len, i, &next);
 
                 if (e == i || !is_data_line(ev + i, e - i))
                         r = append(out, out_n, ev + i, next - i);      /* kept with its line end */
                 else if (!replaced) {
                         replaced = true;
-                        r = append(out, out_n, "data: ", 6);
-                        if (r >= 0)
-                                r = append(out, out_n, new, n_new);
-                        if (r >= 0)
-                                r = append(out, out_n, ev + e, next - e);
+                        r = append_data_line(out, out_n, new, n_new, ev + e, next - e);
                 }
+                if (r < 0)
+                        return r;
                 if (e == i)
                         break;  /* the blank line that ends the event */
         }
         /* an incomplete last event: the rest (nothing, after a complete line) */
-        return r < 0 ? r : append(out, out_n, ev + next, len - next);
+        return append(out, out_n, ev + next, len - next);
 }
 
 static int event_done(SseFilter *f, const char *ev, size_t len, char **out, size_t *out_n) {
