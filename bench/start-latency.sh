@@ -23,26 +23,12 @@
 #   BENCH_REV=…        what to call the source in the header (default: git describe)
 set -euo pipefail
 
-build=$(realpath "${1:?usage: $0 BUILD_DIR (configured with --prefix=/usr)}")
-src=$(cd "$(dirname "$0")/.." && pwd)
 ITERATIONS=${ITERATIONS:-30}
 WARMUP=${WARMUP:-3}
 GAP=${GAP:-1.2}
 
-die() { echo "start-latency.sh: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || die "needs root (systemd-nspawn)"
-grep -q '^#define CLOISTER_SHIM_PATH "/usr/' "$build/config.h" 2>/dev/null ||
-        die "$build is not configured with --prefix=/usr (meson setup $build --prefix=/usr)"
-ninja -C "$build" >/dev/null
-
-tmp=$(mktemp -d /tmp/cloister-start-latency.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/payload"
-${CC:-cc} -O2 -static -o "$tmp/payload/stamp" "$src/bench/stamp.c" ||
-        die "cannot build a static bench/stamp.c (Debian: apt-get install libc6-dev)"
-echo "$ITERATIONS" > "$tmp/payload/iterations"
-echo "$WARMUP" > "$tmp/payload/warmup"
-echo "$GAP" > "$tmp/payload/gap"
+. "$(dirname "$0")/lib.sh"
+bench_prepare start-latency "${1:-}"
 
 echo "# cloister start latency"
 echo "# build:   $build (source ${BENCH_REV:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')})"
