@@ -27,3 +27,15 @@ bench_prepare() {
 }
 
 die() { echo "$bench_name.sh: $*" >&2; exit 1; }
+
+# bench_run_suite TITLE SUITE: the header, then SUITE (bench/SUITE) run in a throwaway systemd
+# (tests/integration/nspawn-run.sh) with $tmp/payload; its TAP lands in $tmp/tap (and BENCH_TAP).
+bench_run_suite() {
+        echo "# $1"
+        echo "# build:   $build (source ${BENCH_REV:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')})"
+        echo "# machine: $(nproc) CPU(s), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
+
+        CLOISTER_NSPAWN_PAYLOAD=$tmp/payload CLOISTER_NSPAWN_TIMEOUT=${CLOISTER_NSPAWN_TIMEOUT:-1500} \
+                "$src/tests/integration/nspawn-run.sh" "$build" "$src" "$src/bench/$2" > "$tmp/tap" || true
+        if [ -n "${BENCH_TAP:-}" ]; then cp "$tmp/tap" "$BENCH_TAP"; fi
+}

@@ -30,13 +30,7 @@ GAP=${GAP:-1.2}
 . "$(dirname "$0")/lib.sh"
 bench_prepare start-latency "${1:-}"
 
-echo "# cloister start latency"
-echo "# build:   $build (source ${BENCH_REV:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')})"
-echo "# machine: $(nproc) CPU(s), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
-
-CLOISTER_NSPAWN_PAYLOAD=$tmp/payload CLOISTER_NSPAWN_TIMEOUT=${CLOISTER_NSPAWN_TIMEOUT:-1500} \
-        "$src/tests/integration/nspawn-run.sh" "$build" "$src" "$src/bench/start-latency-suite.sh" > "$tmp/tap" || true
-[ -n "${BENCH_TAP:-}" ] && cp "$tmp/tap" "$BENCH_TAP"
+bench_run_suite "cloister start latency" start-latency-suite.sh
 
 # Everything but the raw samples; the results table is in the "# " lines.
 grep -v '^# sample ' "$tmp/tap" | sed 's/^# //'

@@ -25,13 +25,7 @@ mkdir -p "$tmp/image"
 cp "$tmp/payload/stamp" "$tmp/image/stamp"
 tar -C "$tmp/image" -cf "$tmp/payload/stamp.tar" stamp # the whole image: one static binary
 
-echo "# cloisterctl run start benchmark"
-echo "# build:   $build (source ${BENCH_REV:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')})"
-echo "# machine: $(nproc) CPU(s), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
-
-CLOISTER_NSPAWN_PAYLOAD=$tmp/payload CLOISTER_NSPAWN_TIMEOUT=${CLOISTER_NSPAWN_TIMEOUT:-1500} \
-        "$src/tests/integration/nspawn-run.sh" "$build" "$src" "$src/bench/start-suite.sh" > "$tmp/tap" || true
-[ -n "${BENCH_TAP:-}" ] && cp "$tmp/tap" "$BENCH_TAP"
+bench_run_suite "cloisterctl run start benchmark" start-suite.sh
 grep -v '^# sample ' "$tmp/tap" | sed 's/^# //'
 grep -q '^1\.\.[1-9]' "$tmp/tap" || die "the container produced no results"
 
