@@ -23,34 +23,14 @@
 #   BENCH_REV=…        what to call the source in the header (default: git describe)
 set -euo pipefail
 
-build=$(realpath "${1:?usage: $0 BUILD_DIR (configured with --prefix=/usr)}")
-src=$(cd "$(dirname "$0")/.." && pwd)
 ITERATIONS=${ITERATIONS:-30}
 WARMUP=${WARMUP:-3}
 GAP=${GAP:-1.2}
 
-die() { echo "start-latency.sh: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || die "needs root (systemd-nspawn)"
-grep -q '^#define CLOISTER_SHIM_PATH "/usr/' "$build/config.h" 2>/dev/null ||
-        die "$build is not configured with --prefix=/usr (meson setup $build --prefix=/usr)"
-ninja -C "$build" >/dev/null
+. "$(dirname "$0")/lib.sh"
+bench_prepare start-latency "${1:-}"
 
-tmp=$(mktemp -d /tmp/cloister-start-latency.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/payload"
-${CC:-cc} -O2 -static -o "$tmp/payload/stamp" "$src/bench/stamp.c" ||
-        die "cannot build a static bench/stamp.c (Debian: apt-get install libc6-dev)"
-echo "$ITERATIONS" > "$tmp/payload/iterations"
-echo "$WARMUP" > "$tmp/payload/warmup"
-echo "$GAP" > "$tmp/payload/gap"
-
-echo "# cloister start latency"
-echo "# build:   $build (source ${BENCH_REV:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')})"
-echo "# machine: $(nproc) CPU(s), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
-
-CLOISTER_NSPAWN_PAYLOAD=$tmp/payload CLOISTER_NSPAWN_TIMEOUT=${CLOISTER_NSPAWN_TIMEOUT:-1500} \
-        "$src/tests/integration/nspawn-run.sh" "$build" "$src" "$src/bench/start-latency-suite.sh" > "$tmp/tap" || true
-[ -n "${BENCH_TAP:-}" ] && cp "$tmp/tap" "$BENCH_TAP"
+bench_run_suite "cloister start latency" start-latency-suite.sh
 
 # Everything but the raw samples; the results table is in the "# " lines.
 grep -v '^# sample ' "$tmp/tap" | sed 's/^# //'

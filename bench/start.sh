@@ -15,36 +15,17 @@
 # Environment: ITERATIONS=20 WARMUP=2 GAP=1.2 (as bench/start-latency.sh), BENCH_TAP=FILE.
 set -euo pipefail
 
-build=$(realpath "${1:?usage: $0 BUILD_DIR (configured with --prefix=/usr)}")
-src=$(cd "$(dirname "$0")/.." && pwd)
 ITERATIONS=${ITERATIONS:-20}
 WARMUP=${WARMUP:-2}
 GAP=${GAP:-1.2}
 
-die() { echo "start.sh: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || die "needs root (systemd-nspawn)"
-grep -q '^#define CLOISTER_SHIM_PATH "/usr/' "$build/config.h" 2>/dev/null ||
-        die "$build is not configured with --prefix=/usr (meson setup $build --prefix=/usr)"
-ninja -C "$build" >/dev/null
-
-tmp=$(mktemp -d /tmp/cloister-start.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/payload" "$tmp/image"
-${CC:-cc} -O2 -static -o "$tmp/payload/stamp" "$src/bench/stamp.c" ||
-        die "cannot build a static bench/stamp.c (Debian: apt-get install libc6-dev)"
+. "$(dirname "$0")/lib.sh"
+bench_prepare start "${1:-}"
+mkdir -p "$tmp/image"
 cp "$tmp/payload/stamp" "$tmp/image/stamp"
 tar -C "$tmp/image" -cf "$tmp/payload/stamp.tar" stamp # the whole image: one static binary
-echo "$ITERATIONS" > "$tmp/payload/iterations"
-echo "$WARMUP" > "$tmp/payload/warmup"
-echo "$GAP" > "$tmp/payload/gap"
 
-echo "# cloisterctl run start benchmark"
-echo "# build:   $build (source ${BENCH_REV:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')})"
-echo "# machine: $(nproc) CPU(s), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
-
-CLOISTER_NSPAWN_PAYLOAD=$tmp/payload CLOISTER_NSPAWN_TIMEOUT=${CLOISTER_NSPAWN_TIMEOUT:-1500} \
-        "$src/tests/integration/nspawn-run.sh" "$build" "$src" "$src/bench/start-suite.sh" > "$tmp/tap" || true
-[ -n "${BENCH_TAP:-}" ] && cp "$tmp/tap" "$BENCH_TAP"
+bench_run_suite "cloisterctl run start benchmark" start-suite.sh
 grep -v '^# sample ' "$tmp/tap" | sed 's/^# //'
 grep -q '^1\.\.[1-9]' "$tmp/tap" || die "the container produced no results"
 

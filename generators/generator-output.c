@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
 #include "generator-output.h"
 #include "log.h"
 #include "strv.h"
@@ -69,9 +70,9 @@ int generator_write_unit_commented(const GeneratorOutput *o, const char *relpath
                 r = log_error_errno(errno, "Failed to set mode of %s: %m", tmp);
                 goto fail;
         }
-        f = fdopen(TAKE_FD(fd), "w");
+        f = take_fdopen(&fd, "w");
         if (!f) {
-                r = log_oom();
+                r = log_error_errno(errno, "Failed to open %s: %m", tmp);
                 goto fail;
         }
         write_header(f, source, comments);

@@ -62,16 +62,18 @@ static int write_role(const GeneratorOutput *o, const Role *role, const Cloister
                 return log_oom();
         r = profile_role(role, conf, &s);
         if (r < 0)
-                return log_oom();
+                return log_error_errno(r, "%s: Failed to build the settings of role %s: %m", role->path, role->name);
         r = generator_write_unit_commented(o, dropin, role->path, comments, &s);
         unit_settings_done(&s);
-        if (r >= 0)
-                r = write_tmp_mount(o, role, "tmp");
-        if (r >= 0)
-                r = write_tmp_mount(o, role, "var-tmp");
-        if (r >= 0)
-                r = add_wants_symlinks(o, role);
-        return r;
+        if (r < 0)
+                return r;
+        r = write_tmp_mount(o, role, "tmp");
+        if (r < 0)
+                return r;
+        r = write_tmp_mount(o, role, "var-tmp");
+        if (r < 0)
+                return r;
+        return add_wants_symlinks(o, role);
 }
 
 /* An admin drop-in re-opens what the profile closes: the role still gets a drop-in, one

@@ -67,30 +67,25 @@ int shim_environment(const char *role, NetworkMode mode, char * const *setenv, c
         _cleanup_strv_free_ char **env = calloc(1, sizeof(char *));
         _cleanup_free_ char *r_role = strprintf("CLOISTER_ROLE=%s", role);
         _cleanup_free_ char *r_mode = strprintf("CLOISTER_NETWORK=%s", network_mode_to_string(mode));
-        int r = env && r_role && r_mode ? 0 : -ENOMEM;
-
-        for (char **e = environ; r >= 0 && e && *e; e++)
-                if (kept_from_systemd(*e))
-                        r = env_set(&env, *e);
-        if (r >= 0)
-                r = env_set(&env, "PATH=/usr/local/bin:/usr/bin:/bin");
-        if (r >= 0)
-                r = env_set(&env, "LANG=C.UTF-8");
         /* A dynamic user's home is "/", read-only; a named user's is hidden (ProtectHome=yes). */
-        if (r >= 0)
-                r = env_set(&env, "HOME=/tmp");
-        if (r >= 0)
-                r = env_set(&env, "SHELL=/bin/sh");
-        if (r >= 0)
-                r = add_identity(&env);
+        static const char *const fixed[] = {
+                "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/tmp", "SHELL=/bin/sh",
+        };
+
+        if (!env || !r_role || !r_mode)
+                return log_oom();
+        for (char **e = environ; e && *e; e++)
+                if (kept_from_systemd(*e) && env_set(&env, *e) < 0)
+                        return log_oom();
+        for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
+                if (env_set(&env, fixed[i]) < 0)
+                        return log_oom();
+        if (add_identity(&env) < 0)
+                return log_oom();
         STRV_FOREACH(s, setenv)
-                if (r >= 0)
-                        r = env_set(&env, *s);
-        if (r >= 0)
-                r = env_set(&env, r_role);
-        if (r >= 0)
-                r = env_set(&env, r_mode);
-        if (r < 0)
+                if (env_set(&env, *s) < 0)
+                        return log_oom();
+        if (env_set(&env, r_role) < 0 || env_set(&env, r_mode) < 0)
                 return log_oom();
         *ret = TAKE_PTR(env);
         return 0;

@@ -207,6 +207,30 @@ static int stage_one(const char *dir, const StageMount *m, const char *deps_dir)
         return 0;
 }
 
+static int stage_mounts_into(const char *root, const char *dir, const StageMount *m, size_t n,
+                             const char *deps_dir) {
+        /* /run/cloister, as tmpfiles.d would make it */
+        _cleanup_free_ char *parent = strndup(root, (size_t) (strrchr(root, '/') - root));
+        int r;
+
+        if (!parent)
+                return log_oom();
+        if (*parent && mkdir(parent, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Failed to create %s: %m", parent);
+        r = ensure_dir(root);
+        if (r < 0)
+                return r;
+        r = ensure_dir(dir);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = stage_one(dir, &m[i], deps_dir);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int stage_mounts(const char *root, const char *instance, const StageMount *m, size_t n, const char *deps_dir) {
         _cleanup_free_ char *dir = strprintf("%s/%s", root, instance);
         int r;
@@ -214,19 +238,9 @@ int stage_mounts(const char *root, const char *instance, const StageMount *m, si
         if (!dir)
                 return log_oom();
         r = stage_clear(root, instance);
-        if (r >= 0) { /* /run/cloister, as tmpfiles.d would make it */
-                _cleanup_free_ char *parent = strndup(root, (size_t) (strrchr(root, '/') - root));
-                if (!parent)
-                        return log_oom();
-                if (*parent && mkdir(parent, 0755) < 0 && errno != EEXIST)
-                        r = log_error_errno(errno, "Failed to create %s: %m", parent);
-        }
-        if (r >= 0)
-                r = ensure_dir(root);
-        if (r >= 0)
-                r = ensure_dir(dir);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = stage_one(dir, &m[i], deps_dir);
+        if (r < 0)
+                return r;
+        r = stage_mounts_into(root, dir, m, n, deps_dir);
         if (r < 0)
                 (void) stage_clear(root, instance);
         return r;
