@@ -334,7 +334,7 @@ cp "$CFG/roles/reloader.role" /srv/reloader.role.good
 echo NoSuchKey=1 >> "$CFG/roles/reloader.role"
 check "reload: --check-config refuses the broken file, naming file:line:key" bash -c \
         "$(readlink "/proc/$bpid/exe") --check-config 2>&1 | grep -q 'reloader.role:[0-9]*:.*NoSuchKey'"
-check "reload: systemctl reload with a broken role file fails" bash -c '! systemctl reload cloister-broker.service' 
+check "reload: systemctl reload with a broken role file fails" status_is 1 systemctl reload cloister-broker.service 
 n=$(journalctl -b -u cloister-broker.service -o cat | grep -cE 'Configuration reloaded|new configuration was refused')
 kill -HUP "$bpid"
 check "reload: SIGHUP with a broken file: the broker refuses the new configuration" reloaded $((n + 1))
