@@ -9,22 +9,21 @@
 #include <unistd.h>
 
 #include "ctl-pager.h"
+#include "parse-util.h"
 #include "macro.h"
 
 static pid_t pager_pid;
 
-/* -1: not a boolean. */
+/* -1: not a boolean. SYSTEMD_COLORS also takes a colour depth, which means "on". */
 static int parse_boolean_env(const char *v) {
-        static const char *const yes[] = { "1", "yes", "y", "true", "t", "on", "16", "256", "24bit" };
-        static const char *const no[] = { "0", "no", "n", "false", "f", "off" };
+        static const char *const depths[] = { "16", "256", "24bit" };
+        int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
-                if (strcasecmp(v, yes[i]) == 0)
+        for (size_t i = 0; i < ELEMENTSOF(depths); i++)
+                if (strcasecmp(v, depths[i]) == 0)
                         return 1;
-        for (size_t i = 0; i < ELEMENTSOF(no); i++)
-                if (strcasecmp(v, no[i]) == 0)
-                        return 0;
-        return -1;
+        r = parse_boolean(v);
+        return r < 0 ? -1 : r;
 }
 
 bool ctl_colors_enabled(void) {
