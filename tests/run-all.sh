@@ -25,6 +25,13 @@ bash tests/mcp-sdk/nspawn-mcp-sdk.sh prepare
 
 build=${BUILD_DIR:-build-ci}
 rm -rf "$build" "$build-asan" "$build-fuzz" "$build-package"
+# On failure, what the failed tests printed (their TAP diagnostics), as the last thing shown.
+on_exit() {
+        local rc=$?
+        [ "$rc" = 0 ] || python3 tests/show-failures.py "$build" "$build-asan" "$build-fuzz" || true
+        return "$rc"
+}
+trap on_exit EXIT
 step "build"
 meson setup "$build" --prefix=/usr -Dwerror=true -Dintegration-tests=enabled
 meson compile -C "$build"
