@@ -82,7 +82,10 @@ mkdir -p "$work/payload/extra" "$work/out" "$work/usr-upper"
 cp "$src/tests/integration/tap.sh" "$src/tests/package-deb-suite.sh" "$work/payload/"
 cp "$src"/docs/examples/* "$src/tests/broker/fake-openai.py" "$work/payload/extra/"
 chmod -R a+rX "$work/payload"
-rm -rf "$work/dpkg" && cp -a /var/lib/dpkg "$work/dpkg"
+# The machine's dpkg database, so that cloister's dependencies are there; less its
+# statoverrides: they name groups of the machine's /etc (ssl-cert…), which the container's
+# fresh /etc does not have, and dpkg refuses to run with an override for an unknown group.
+rm -rf "$work/dpkg" && cp -a /var/lib/dpkg "$work/dpkg" && : >"$work/dpkg/statoverride"
 cat >"$work/cloister-test.service" <<UNIT
 [Unit]
 Description=cloister package suite
