@@ -8,6 +8,7 @@
 #  3. the unit and generator tiers again under valgrind and under ASan+UBSan (and the broker's
 #     nspawn suite with the ASan build), then a bounded run of each libFuzzer target;
 #  4. `meson test` as a package build runs it: a normal user, no network (package-build.sh);
+#     then the release checks: cross build, prefixes, the `meson dist` tarball, the .deb;
 #  5. the proof checks: every SKIP listed with its reason and allowed by tests/skips.list,
 #     every claim of docs/security.md carried by a test that passed in this run, and the
 #     mutation tier (every security-relevant piece disabled in turn is caught by a test).
@@ -75,14 +76,21 @@ meson test -C "$build-fuzz" --print-errorlogs --suite fuzz
 step "package build (meson test as nobody, no network)"
 bash tests/package-build.sh . "$build-package"
 
-# What a distribution gets: the tree cross-builds and a non-default prefix is honoured
-# (docs/packaging.md follows with packaging/debian). A SKIP
-# here is a failure: each of them must run in CI.
-step "release: cross build, prefixes"
-for t in tests/build/check-cross.sh tests/build/check-prefix.sh; do
-        bash "$t" . | tee "$build/release-$(basename "$t" .sh).tap"
-        if grep -iq '# skip' "$build/release-$(basename "$t" .sh).tap"; then echo "run-all: $t skipped a check"; exit 1; fi
-done
+# What a distribution gets: the tree cross-builds, a non-default prefix is honoured, the
+# `meson dist` tarball is this clean clone's bytes and builds and tests on its own, and the
+# Debian package builds lintian-clean, installs, runs the demo, upgrades and is removed
+# without leaving an agent running (docs/packaging.md). A SKIP here is a failure: each of
+# them must run in CI.
+step "release: cross build, prefixes, dist tarball, Debian package"
+release_check() {
+        local name=$1; shift
+        bash "$@" | tee "$build/release-$name.tap"
+        if grep -iq '# skip' "$build/release-$name.tap"; then echo "run-all: $1 skipped a check"; exit 1; fi
+}
+release_check check-cross tests/build/check-cross.sh .
+release_check check-prefix tests/build/check-prefix.sh .
+release_check dist-check tests/dist-check.sh "$build"
+release_check package-deb tests/package-deb.sh .
 
 step "proof: SKIPs, docs/security.md, mutants"
 python3 tests/check-skips.py tests/skips.list "$build" "$build-asan" "$build-fuzz" "$build-package=tests/skips-package.list"
