@@ -29,21 +29,25 @@ diag() { sed 's/^/# /'; }
 echo "TAP version 13"
 echo "1..8"
 
-# A manifest line per file: path, then the sha256 and x (executable) or -, or -> the target.
+# A manifest line per file of the list on stdin: path, then x (executable) or - and the
+# sha256, or -> the symlink's target.
 manifest() {
-        local root=$1 f
-        while IFS= read -r f; do
-                if [ -L "$root/$f" ]; then
-                        printf '%s -> %s\n' "$f" "$(readlink "$root/$f")"
-                elif [ -f "$root/$f" ]; then
-                        printf '%s %s %s\n' "$f" "$([ -x "$root/$f" ] && echo x || echo -)" "$(sha256sum <"$root/$f" | cut -d' ' -f1)"
-                else
-                        printf '%s (missing)\n' "$f"
-                fi
-        done
+        python3 -c '
+import hashlib, os, sys
+root = sys.argv[1]
+for name in sys.stdin.read().splitlines():
+    p = os.path.join(root, name)
+    if os.path.islink(p):
+        print(name, "->", os.readlink(p))
+    elif os.path.isfile(p):
+        with open(p, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        print(name, "x" if os.access(p, os.X_OK) else "-", digest)
+    else:
+        print(name, "(missing)")
+' "$1"
 }
 
-# (refreshed first: a file whose timestamps changed but not its bytes is not a change)
 if (cd "$src" && git update-index -q --refresh >/dev/null; git diff-index --quiet HEAD --); then
         ok "the checkout has no uncommitted changes (the tarball is made from its commit)"
 else
