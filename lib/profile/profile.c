@@ -164,6 +164,8 @@ int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
                 r = unit_settings_add(&s, "Unit", "SourcePath", role->path);
         if (r >= 0) /* unmounted, and so emptied, when the agent stops */
                 r = unit_settings_add(&s, "Unit", "StopWhenUnneeded", "yes");
+        if (r >= 0) /* mounted again at every start: a role restarted often is never refused */
+                r = unit_settings_add(&s, "Unit", "StartLimitIntervalSec", "0");
         if (r >= 0)
                 r = unit_settings_add(&s, "Mount", "What", "tmpfs");
         if (r >= 0)
