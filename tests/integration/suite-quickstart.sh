@@ -8,7 +8,8 @@
 # The tier has this build installed over /usr already (nspawn-run.sh) and / is volatile, so
 # the block's "meson setup/install" runs a stand-in that records its arguments and makes
 # what an install puts outside /usr (the empty /etc/cloister/roles); everything else runs
-# for real, against the container's systemd.
+# for real, against the container's systemd, with no /run/cloister (systemd-tmpfiles has
+# not run since the install on a real host).
 set -u
 . "$PAYLOAD/tap.sh"
 README=$PAYLOAD/extra
@@ -26,6 +27,10 @@ echo "\$*" >> "$work/meson.calls"
 case "\$1" in install) mkdir -p "$CLOISTER_CFG/roles" ;; esac
 STUB
 chmod +x "$work/bin/meson"
+
+# This container booted with cloister installed, so systemd-tmpfiles already made
+# /run/cloister; on a host where "meson install" just ran, nothing has. Undo that.
+rm -rf /run/cloister
 
 # as an admin pastes it: a fresh shell in a scratch directory (the source tree's place)
 (cd "$work" && PATH=$work/bin:$PATH bash -e "$work/quickstart.sh") > "$work/stdout" 2> "$work/stderr"
