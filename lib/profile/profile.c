@@ -491,17 +491,6 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
         return r;
 }
 
-int profile_add_start_check(UnitSettings *s, const char *test, const char *message, const char *arg1, const char *arg2) {
-        _cleanup_free_ char *script = strprintf("%s || { echo \"cloister: %s; not starting.\" >&2; exit 1; }", test, message),
-                *q_script = NULL, *q1 = NULL, *q2 = NULL;
-
-        if (!script || !(q_script = unit_exec_quote(script)) || !(q1 = unit_exec_quote(arg1)) ||
-            (arg2 && !(q2 = unit_exec_quote(arg2))))
-                return -ENOMEM;
-        return unit_settings_addf(s, "Service", "ExecStartPre", "/bin/sh -c %s sh %s%s%s", q_script, q1,
-                                  q2 ? " " : "", q2 ?: "");
-}
-
 int profile_add_shm(UnitSettings *s, uint64_t size) {
         return unit_settings_addf(s, "Service", "TemporaryFileSystem", "/dev/shm:size=%llu,mode=1777,nosuid,nodev,noexec",
                                   (unsigned long long) size);
