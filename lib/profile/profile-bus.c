@@ -173,6 +173,25 @@ static int append_words_array(sd_bus_message *m, char * const *words) {
         return r < 0 ? r : sd_bus_message_close_container(m);
 }
 
+/* A property whose value is a container: "(sv)" with `name`, the variant of type `variant`,
+ * and the variant's own container (`type`, `contents`), left open for the caller's items;
+ * close_property() closes all three. */
+static int open_property(sd_bus_message *m, const char *name, const char *variant, char type, const char *contents) {
+        int r = sd_bus_message_open_container(m, 'r', "sv");
+
+        if (r >= 0)
+                r = sd_bus_message_append_basic(m, 's', name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', variant);
+        return r < 0 ? r : sd_bus_message_open_container(m, type, contents);
+}
+
+static int close_property(sd_bus_message *m, int r) {
+        for (int i = 0; i < 3 && r >= 0; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 static int append_allow_deny(sd_bus_message *m, const char *name, const char *v) {
         _cleanup_strv_free_ char **words = NULL;
         int allow = v[0] != '~', r;
@@ -180,20 +199,12 @@ static int append_allow_deny(sd_bus_message *m, const char *name, const char *v)
         r = split_words(allow ? v : v + 1, &words);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(m, 's', name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "(bas)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "bas");
+        r = open_property(m, name, "(bas)", 'r', "bas");
         if (r >= 0)
                 r = sd_bus_message_append_basic(m, 'b', &allow);
         if (r >= 0)
                 r = append_words_array(m, words);
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
+        return close_property(m, r);
 }
 
 static int append_ip_prefix(sd_bus_message *m, int family, const char *addr, unsigned prefixlen) {
@@ -299,19 +310,11 @@ static int append_array_of(sd_bus_message *m, const char *name, const char *sign
         r = split_words(v, &words);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(m, 's', name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', variant);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', signature);
+        r = open_property(m, name, variant, 'a', signature);
         STRV_FOREACH(w, words)
                 if (r >= 0)
                         r = append_word(m, *w);
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
+        return close_property(m, r);
 }
 
 /* Exec*= without prefixes, or with "+" alone (cloister-stage's privileged step, sent as
@@ -334,13 +337,7 @@ static int append_exec(sd_bus_message *m, const char *name, const char *v) {
                 return -EBADMSG;
         if (privileged && !(ex = strprintf("%sEx", name)))
                 return -ENOMEM;
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(m, 's', ex ?: name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', privileged ? "a(sasas)" : "a(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', privileged ? "(sasas)" : "(sasb)");
+        r = open_property(m, ex ?: name, privileged ? "a(sasas)" : "a(sasb)", 'a', privileged ? "(sasas)" : "(sasb)");
         if (r >= 0 && argv[0]) {
                 r = sd_bus_message_open_container(m, 'r', privileged ? "sasas" : "sasb");
                 if (r >= 0)
@@ -352,9 +349,7 @@ static int append_exec(sd_bus_message *m, const char *name, const char *v) {
                 if (r >= 0)
                         r = sd_bus_message_close_container(m);
         }
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
+        return close_property(m, r);
 }
 
 /* Exit statuses only: signal names are not part of the profile. */
@@ -364,13 +359,7 @@ static int append_exit_status(sd_bus_message *m, const char *name, const char *v
 
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(m, 's', name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "(aiai)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "aiai");
+        r = open_property(m, name, "(aiai)", 'r', "aiai");
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "i");
         STRV_FOREACH(w, words) {
@@ -385,9 +374,7 @@ static int append_exit_status(sd_bus_message *m, const char *name, const char *v
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
                 r = sd_bus_message_append(m, "ai", 0);
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
+        return close_property(m, r);
 }
 
 static int parse_secure_bits(const char *v, int32_t *ret) {
@@ -459,16 +446,11 @@ static int append_value(sd_bus_message *m, const BusProperty *p, const char *v) 
                 _cleanup_strv_free_ char **words = NULL;
                 r = split_words(v, &words);
                 if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'r', "sv");
-                if (r >= 0)
-                        r = sd_bus_message_append_basic(m, 's', name);
-                if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'v', "as");
-                if (r >= 0)
-                        r = append_words_array(m, words);
-                for (int k = 0; k < 2 && r >= 0; k++)
-                        r = sd_bus_message_close_container(m);
-                return r;
+                        r = open_property(m, name, "as", 'a', "s");
+                STRV_FOREACH(w, words)
+                        if (r >= 0)
+                                r = sd_bus_message_append_basic(m, 's', *w);
+                return close_property(m, r);
         }
         case BUS_BOOL:
                 r = parse_boolean(v);
