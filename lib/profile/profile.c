@@ -5,12 +5,13 @@
 #include "deps.h"
 #include "exit-status.h"
 #include "log.h"
-#include "policy.h"
+#include "hardening.h"
 #include "profile.h"
 #include "project.h"
 
-/* Every agent, whatever its mode: the most closed state (mode "none"). A role's drop-in only
- * adds what its keys grant. */
+/* Every agent, whatever its mode: the most closed state (mode "none"), that is these rows
+ * and the hardening base (hardening.c) unchanged. A role's drop-in only adds what its keys
+ * grant. */
 static const ProfileRow static_rows[] = {
         { "Unit", "Description", "cloister agent %i" },
         { "Unit", "Documentation", "man:cloister.role(5) man:cloister-shim(8)" },
@@ -20,69 +21,7 @@ static const ProfileRow static_rows[] = {
         { "Service", "ExecStart", CLOISTER_SHIM_PATH " --unconfigured=%i" },
         { "Service", "Restart", "no" },
         { "Service", "KillMode", "mixed" },      /* SIGTERM to the shim, which forwards it */
-        { "Service", "DynamicUser", "yes" },
-        { "Service", "PrivateUsers", "yes" },
-        { "Service", "NoNewPrivileges", "yes" },
-        { "Service", "CapabilityBoundingSet", "" },
-        { "Service", "AmbientCapabilities", "" },
-        { "Service", "SecureBits", "noroot-locked" },
-        { "Service", "ProtectSystem", "strict" },
-        { "Service", "ProtectHome", "yes" },
-        { "Service", "PrivateTmp", "yes" },
-        { "Service", "PrivateDevices", "yes" },
-        { "Service", "DevicePolicy", "closed" },
-        { "Service", "PrivateNetwork", "yes" },
-        { "Service", "PrivateIPC", "yes" },
-        { "Service", "PrivateMounts", "yes" },
-        { "Service", "ProtectKernelTunables", "yes" },
-        { "Service", "ProtectKernelModules", "yes" },
-        { "Service", "ProtectKernelLogs", "yes" },
-        { "Service", "ProtectClock", "yes" },
-        { "Service", "ProtectHostname", "yes" },
-        { "Service", "ProtectControlGroups", "yes" },
-        { "Service", "ProtectProc", "invisible" },
-        { "Service", "ProcSubset", "pid" },
-        { "Service", "RestrictNamespaces", "yes" },
-        { "Service", "RestrictSUIDSGID", "yes" },
-        { "Service", "RestrictRealtime", "yes" },
-        { "Service", "LockPersonality", "yes" },
-        { "Service", "MemoryDenyWriteExecute", "yes" },
-        { "Service", "KeyringMode", "private" },
-        { "Service", "RemoveIPC", "yes" },
-        { "Service", "UMask", "0077" },
-        { "Service", "LimitCORE", "0" },
-        { "Service", "SystemCallArchitectures", "native" },
-        { "Service", "SystemCallFilter", "@system-service" },
-        { "Service", "SystemCallFilter", NULL },  /* ~ the reviewed list from policy/ */
-        { "Service", "SystemCallErrorNumber", "EPERM" },
-        { "Service", "RestrictAddressFamilies", "AF_UNIX" },
-        { "Service", "IPAddressDeny", "any" },
-        /* ProtectSystem=strict leaves connect() to every socket under /run: the system bus,
-         * journald, nscd, resolved's varlink (a DNS channel). Only what a mode grants is
-         * bound back in. */
-        { "Service", "TemporaryFileSystem", "/run:ro" },
-        /* PrivateDevices= binds the host's /dev/mqueue and /dev/hugepages; /dev/shm gets a
-         * private, capped tmpfs per role (ShmSize=). sysfs lists the host's interfaces. */
-        { "Service", "InaccessiblePaths", "-/dev/mqueue -/dev/hugepages -/sys/class/net -/sys/devices/virtual/net" },
-        { "Service", "MemorySwapMax", "0" },
-        { "Service", "StandardOutput", "journal" },
-        { "Service", "StandardError", "journal" },
 };
-
-static char *denied_syscalls_value(void) {
-        size_t len = 2;
-        char *v, *t;
-
-        for (const char *const *s = policy_denied_syscalls; *s; s++)
-                len += strlen(*s) + 1;
-        v = t = malloc(len);
-        if (!v)
-                return NULL;
-        *t++ = '~';
-        for (const char *const *s = policy_denied_syscalls; *s; s++)
-                t += sprintf(t, "%s%s", s == policy_denied_syscalls ? "" : " ", *s);
-        return v;
-}
 
 int profile_add_rows(UnitSettings *s, const ProfileRow *rows, size_t n) {
         int r = 0;
@@ -107,22 +46,10 @@ int profile_static(UnitSettings *ret) {
 int profile_add_static(UnitSettings *s, const char *const *skip) {
         int r = 0;
 
-        for (size_t i = 0; i < ELEMENTSOF(static_rows) && r >= 0; i++) {
-                _cleanup_free_ char *v = NULL;
-                bool skipped = false;
-
-                for (const char *const *k = skip; k && *k && !skipped; k++)
-                        skipped = streq(*k, static_rows[i].key);
-                if (skipped)
-                        continue;
-                v = static_rows[i].value ? NULL : denied_syscalls_value();
-                if (!static_rows[i].value && !v)
-                        r = -ENOMEM;
-                else
-                        r = unit_settings_add(s, static_rows[i].section, static_rows[i].key,
-                                              static_rows[i].value ?: v);
-        }
-        return r;
+        for (size_t i = 0; i < ELEMENTSOF(static_rows) && r >= 0; i++)
+                if (!strv_contains((char **) skip, static_rows[i].key))
+                        r = unit_settings_add(s, static_rows[i].section, static_rows[i].key, static_rows[i].value);
+        return r < 0 ? r : hardening_add(s, NULL);
 }
 
 /* What each mode adds to the static, fully closed state (cloister.role(5), NETWORK MODES). */
