@@ -30,6 +30,12 @@ int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret);
 /* Parts shared by agents and sidecar runtimes: MemoryMax=/CPUQuota=/TasksMax= (and
  * RuntimeMaxSec= when l->timeout > 0), the private /dev/shm, and GPUs= (gpu.c). */
 int profile_add_limits(UnitSettings *s, const SandboxLimits *l);
+/* Each of them alone (Memory=, CPUs=, Tasks=, Timeout=, StopGrace=). */
+int profile_add_limit_memory(UnitSettings *s, const SandboxLimits *l);
+int profile_add_limit_cpus(UnitSettings *s, const SandboxLimits *l);
+int profile_add_limit_tasks(UnitSettings *s, const SandboxLimits *l);
+int profile_add_limit_timeout(UnitSettings *s, const SandboxLimits *l);
+int profile_add_limit_stop_grace(UnitSettings *s, const SandboxLimits *l);
 int profile_add_shm(UnitSettings *s, uint64_t size);
 /* User= (a named user instead of the dynamic one) and JIT= (lifts MemoryDenyWriteExecute=). */
 int profile_add_identity(UnitSettings *s, const char *user, int jit);
