@@ -414,7 +414,7 @@ const RoleKeyEmitter role_key_emitters[] = {
         { "LLM",     "Model",             emit_model,         "--setenv= — daemon-only with a broker socket" },
         { "LLM",     "ContextSize",       emit_context_size,  "--setenv= — daemon-only with a broker socket" },
         { "Broker",  "Allow",             emit_allow,         "--setenv= — daemon-only with a broker socket; cloister-broker reads it too" },
-        { "LLM",     "Endpoint",          NULL,               "nothing in the unit: checked against Network= only" },
+        { "LLM",     "Endpoint",          NULL,               "nothing in the unit: the agent calls it itself (egress or host only)" },
         { "Install", "WantedBy",          NULL,               "nothing in the unit: cloister-generator's .wants/ links" },
         { "Broker",  "AllowTool",         NULL,               "nothing in the unit: read by cloister-broker" },
         { "Broker",  "RequestsPerMinute", NULL,               "nothing in the unit: read by cloister-broker" },
