@@ -2,7 +2,6 @@
 #include "cmdline.h"
 #include "exit-status.h"
 #include "hardening.h"
-#include "profile-role.h"
 #include "profile.h"
 
 /* Every agent, whatever its mode: the most closed state (mode "none"), that is these rows
@@ -144,94 +143,6 @@ int profile_add_identity(UnitSettings *s, const char *user, int jit) {
         if (r >= 0 && jit > 0) /* JIT runtimes need W+X mappings */
                 r = unit_settings_add(s, "Service", "MemoryDenyWriteExecute", "no");
         return r;
-}
-
-/* The words blank-separated ("" for none), NULL on OOM. */
-static char *join_words(char * const *l, const char *sep) {
-        size_t n = 1;
-        char *v, *t;
-
-        STRV_FOREACH(w, l)
-                n += strlen(*w) + strlen(sep);
-        v = t = malloc(n);
-        if (!v)
-                return NULL;
-        *t = 0;
-        STRV_FOREACH(w, l)
-                t = stpcpy(stpcpy(t, w == l ? "" : sep), *w);
-        return v;
-}
-
-/* The shim's command line: the arguments the keys' emitters collected, in ProfileArg order. */
-static int render_exec_start(UnitSettings *s, const Role *role, ProfileOut *o) {
-        _cleanup_free_ char *line = strprintf("%s --role=%s", CLOISTER_SHIM_PATH, role->name);
-        int r;
-
-        for (ProfileArg a = 0; line && a < _ARG_MAX; a++) {
-                _cleanup_free_ char *args = join_words(o->arg[a], " ");
-                char *l = args && (*args || a == ARG_EXEC) ?
-                        strprintf("%s%s %s", line, a == ARG_EXEC ? " --" : "", args) : NULL;
-                if (!args)
-                        return -ENOMEM;
-                if (!*args && a != ARG_EXEC)
-                        continue;
-                free(line);
-                line = l;
-        }
-        if (!line)
-                return -ENOMEM;
-        r = unit_settings_add(s, "Service", "ExecStart", "");
-        return r < 0 ? r : unit_settings_add(s, "Service", "ExecStart", line);
-}
-
-/* cloister-stage binds every role mount the emitters staged, and unbinds them when the unit stops. */
-static int render_stage(UnitSettings *s, const Role *role, ProfileOut *o) {
-        const char *inst = role->run_instance ?: role->name;
-        _cleanup_free_ char *mounts = join_words(o->stage[STAGE_MOUNTS], " "), *deps = join_words(o->stage[STAGE_DEPS], " ");
-        int r;
-
-        if (!mounts || !deps)
-                return -ENOMEM;
-        if (!o->stage[STAGE_MOUNTS] && !o->stage[STAGE_DEPS])
-                return 0;
-        r = unit_settings_addf(s, "Service", "ExecStartPre", "+" CLOISTER_STAGE_PATH " start %s%s%s%s%s", inst,
-                               *mounts ? " " : "", mounts, *deps ? " " : "", deps);
-        return r < 0 ? r : unit_settings_addf(s, "Service", "ExecStopPost", "+" CLOISTER_STAGE_PATH " stop %s", inst);
-}
-
-static int render_slots(UnitSettings *s, const Role *role, ProfileOut *o) {
-        int r = 0;
-
-        for (ProfileSlot k = 0; r >= 0 && k < _SLOT_MAX; k++) {
-                if (k == SLOT_EXEC)
-                        r = render_exec_start(s, role, o);
-                else if (k == SLOT_STAGE)
-                        r = render_stage(s, role, o);
-                for (size_t i = 0; r >= 0 && i < o->slot[k].n; i++)
-                        r = unit_settings_add(s, o->slot[k].items[i].section, o->slot[k].items[i].key, o->slot[k].items[i].value);
-                if (r >= 0 && k == SLOT_HEAD)
-                        r = unit_settings_add(s, "Unit", "SourcePath", role->path);
-        }
-        return r;
-}
-
-int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) {
-        ProfileOut o = {};
-        UnitSettings s = {};
-        int r = 0;
-
-        for (size_t i = 0; r >= 0 && i < role_key_emitters_n; i++)
-                if (role_key_emitters[i].emit)
-                        r = role_key_emitters[i].emit(&o, role, conf);
-        if (r >= 0)
-                r = render_slots(&s, role, &o);
-        profile_out_done(&o);
-        if (r < 0) {
-                unit_settings_done(&s);
-                return r;
-        }
-        *ret = s;
-        return 0;
 }
 
 int profile_refusal(const char *role_name, const char *source, const char *reason, UnitSettings *ret) {

@@ -25,6 +25,7 @@ int profile_static(UnitSettings *ret);
 int profile_add_static(UnitSettings *s, const char *const *skip_keys);
 /* Adds rows until the first one with key == NULL, or n. */
 int profile_add_rows(UnitSettings *s, const ProfileRow *rows, size_t n);
+/* The per-role part: what each of the role's keys becomes (profile-role.c, role_key_emitters[]). */
 int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret);
 
 /* Parts shared by agents and sidecar runtimes: MemoryMax=/CPUQuota=/TasksMax= (and
