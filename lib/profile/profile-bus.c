@@ -237,24 +237,10 @@ static int append_exec(sd_bus_message *m, const char *name, const char *v) {
         return close_property(m, r);
 }
 
-/* "NODE [rwm]" (GPUs=); an empty assignment resets the list, as in a unit file. */
-static int append_device_allow(sd_bus_message *m, const char *name, const char *v) {
-        _cleanup_strv_free_ char **words = NULL;
-        int r = split_words(v, &words);
-
-        if (r < 0)
-                return r;
-        if (strv_length(words) > 2)
-                return -EBADMSG;
-        r = open_property(m, name, "a(ss)", 'a', "(ss)");
-        if (r >= 0 && words[0])
-                r = sd_bus_message_append(m, "(ss)", words[0], strempty(words[1]));
-        return close_property(m, r);
-}
-
-/* LoadCredential=ID:PATH and ListenStream=PATH: one (ss) pair, `first` NULL meaning "split
- * the value at its first ':'"; an empty assignment resets the list. */
-static int append_pair(sd_bus_message *m, const char *name, const char *first, const char *v) {
+/* One (ss) pair: ListenStream=PATH as (`first`, PATH); with `first` NULL, the value split at
+ * `sep`: LoadCredential=ID:PATH, DeviceAllow=NODE [rwm] (GPUs=; the permissions may be
+ * missing). An empty assignment resets the list, as in a unit file. */
+static int append_pair(sd_bus_message *m, const char *name, const char *first, const char *v, char sep) {
         _cleanup_free_ char *copy = strdup(v);
         char *second = copy;
         int r;
@@ -262,10 +248,15 @@ static int append_pair(sd_bus_message *m, const char *name, const char *first, c
         if (!copy)
                 return -ENOMEM;
         if (!first && !isempty(v)) {
-                second = strchr(copy, ':');
-                if (!second)
+                second = strchr(copy, sep);
+                if (second)
+                        *second++ = 0;
+                else if (sep == ' ')
+                        second = copy + strlen(copy);
+                else
                         return -EBADMSG;
-                *second++ = 0;
+                if (sep == ' ' && strchr(second, ' '))
+                        return -EBADMSG;
                 first = copy;
         }
         r = open_property(m, name, "a(ss)", 'a', "(ss)");
@@ -438,15 +429,15 @@ static int append_value(sd_bus_message *m, const Directive *p, const char *v) {
         case BUS_EXIT_STATUS:
                 return append_exit_status(m, name, v);
         case BUS_DEVICE_ALLOW:
-                return append_device_allow(m, name, v);
+                return append_pair(m, name, NULL, v, ' ');
         case BUS_UINT32:
                 if (parse_uint64(v, &u) < 0 || u > UINT32_MAX)
                         return -EBADMSG;
                 return sd_bus_message_append(m, "(sv)", name, "u", (uint32_t) u);
         case BUS_CREDENTIAL:
-                return append_pair(m, name, NULL, v);
+                return append_pair(m, name, NULL, v, ':');
         case BUS_LISTEN:
-                return append_pair(m, name, "Stream", v);
+                return append_pair(m, name, "Stream", v, 0);
         case BUS_NONE:
                 return -EOPNOTSUPP;
         }
