@@ -218,8 +218,25 @@ static int emit_input(ProfileOut *o, const Role *role, const CloisterConf *conf)
         return role->input ? add_staged_mount(o, role, "Input", "input", role->input, "/input", false) : 0;
 }
 
+/* Without Output=, systemd makes the output directory and owns it for the role's user
+ * (StateDirectory=): there is nothing for an admin to prepare, and nothing to stage, as no
+ * agent can replace a directory whose parents only root writes. */
+static int add_managed_output(ProfileOut *o, const Role *role) {
+        _cleanup_free_ char *dir = profile_managed_output(role);
+        UnitSettings *s = &o->slot[SLOT_MANAGED_OUTPUT];
+        int r;
+
+        if (!dir)
+                return -ENOMEM;
+        r = arg_add(o, ARG_EXPECT_MOUNT, strprintf("--expect-mount=Output=%s:/output", dir));
+        if (r >= 0)
+                r = unit_settings_addf(s, "Service", "StateDirectory", "cloister-output/%s", role_instance(role));
+        return r < 0 ? r : unit_settings_addf(s, "Service", "BindPaths", "%s:/output", dir);
+}
+
 static int emit_output(ProfileOut *o, const Role *role, const CloisterConf *conf) {
-        return role->output ? add_staged_mount(o, role, "Output", "output", role->output, "/output", true) : 0;
+        return role->output ? add_staged_mount(o, role, "Output", "output", role->output, "/output", true) :
+                              add_managed_output(o, role);
 }
 
 static int emit_read_only_mount(ProfileOut *o, const Role *role, const CloisterConf *conf) {
@@ -404,7 +421,7 @@ const RoleKeyEmitter role_key_emitters[] = {
         { "Sandbox", "TmpSize",           emit_tmp_size,      "RequiresMountsFor= BindPaths= — the size-capped /tmp and /var/tmp mount units" },
         { "Sandbox", "ShmSize",           emit_shm_size,      "TemporaryFileSystem= — /dev/shm" },
         { "Sandbox", "Input",             emit_input,         "ExecStartPre= ExecStopPost= BindReadOnlyPaths= RequiresMountsFor= --expect-mount= — staged by cloister-stage" },
-        { "Sandbox", "Output",            emit_output,        "ExecStartPre= ExecStopPost= BindPaths= RequiresMountsFor= --expect-mount= — staged by cloister-stage" },
+        { "Sandbox", "Output",            emit_output,        "ExecStartPre= ExecStopPost= BindPaths= RequiresMountsFor= StateDirectory= --expect-mount= — staged by cloister-stage; without Output=, systemd's managed directory" },
         { "Role",    "Project",           emit_project,       "ExecStartPre= ExecStopPost= BindPaths= BindReadOnlyPaths= RequiresMountsFor= Requires= After= --expect-mount= --setenv= — the workspace and its dependency sets" },
         { "Sandbox", "ReadOnlyMount",     emit_read_only_mount, "ExecStartPre= ExecStopPost= BindReadOnlyPaths= RequiresMountsFor= --expect-mount= — staged by cloister-stage" },
         { "Sandbox", "Service",           emit_service,       "BindReadOnlyPaths= Wants= After= --setenv=" },

@@ -19,6 +19,7 @@ typedef enum ProfileSlot {
         SLOT_SHM,
         SLOT_STAGE,             /* cloister-stage's ExecStartPre=/ExecStopPost= are rendered here */
         SLOT_BINDS,
+        SLOT_MANAGED_OUTPUT,    /* Output= unset: StateDirectory= and its bind */
         SLOT_MOUNT_ORDER,
         SLOT_BROKER,
         SLOT_SERVICES,

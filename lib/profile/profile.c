@@ -65,6 +65,8 @@ int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
                 r = unit_settings_add(&s, "Unit", "SourcePath", role->path);
         if (r >= 0) /* unmounted, and so emptied, when the agent stops */
                 r = unit_settings_add(&s, "Unit", "StopWhenUnneeded", "yes");
+        if (r >= 0) /* mounted again at every start: a role restarted often is never refused */
+                r = unit_settings_add(&s, "Unit", "StartLimitIntervalSec", "0");
         if (r >= 0)
                 r = unit_settings_add(&s, "Mount", "What", "tmpfs");
         if (r >= 0)
@@ -82,6 +84,12 @@ int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
         }
         *ret = s;
         return 0;
+}
+
+char *profile_managed_output(const Role *role) {
+        /* DynamicUser= keeps the directory under /var/lib/private (0700), with a symlink at
+         * /var/lib/cloister-output/<instance>; the bind names the real directory */
+        return strprintf("/var/lib/%scloister-output/%s", role->user ? "" : "private/", role->run_instance ?: role->name);
 }
 
 /* systemd's own SIGKILL comes this long after the shim's, as a backstop. */

@@ -3,8 +3,8 @@
  *  - every key the parser knows (lib/conf/role.c) has exactly one row, and every row is a key
  *    the parser knows;
  *  - each emitter, run alone on roles that set every key, emits exactly the directives and
- *    shim arguments its row lists (over a daemon-only and an egress role: some only appear
- *    in one mode), and a row without an emitter says who reads the key instead;
+ *    shim arguments its row lists (over a daemon-only role and an egress role without
+ *    Output=: some only appear in one of them), and a row without an emitter says who reads the key instead;
  *  - docs/profile.md's table "Role keys" is the rows, word for word (--print-docs prints it). */
 
 #include "profile-role.h"
@@ -14,11 +14,11 @@
 #define CONF "[Sandbox]\nMemory=1G\n[Broker]\nSocket=/run/cloister/broker.sock\n" \
         "[Upstream github]\nKind=http\nURL=https://api.github.com\n"
 #define PROJECT "[Project]\nWorkspace=/srv/projects/webapp\n[Dependencies]\nPip=requirements.lock\n"
-#define ROLE(network)                                                                           \
+#define ROLE(network, output)                                                                           \
         "[Role]\nDescription=every key\nExec=/usr/bin/agent --flag\nProject=webapp\nDurability=durable\n"     \
         "User=nobody\nEnvironment=A=b\n"                                                        \
         "[Sandbox]\nNetwork=" network "\nMemory=512M\nCPUs=1.5\nTasks=64\nTmpSize=32M\nTimeout=15min\n" \
-        "StopGrace=3s\nShmSize=16M\nInput=/srv/in\nOutput=/srv/out\nReadOnlyMount=/srv/data:/data\n" \
+        "StopGrace=3s\nShmSize=16M\nInput=/srv/in\n" output "ReadOnlyMount=/srv/data:/data\n" \
         "GPUs=0\nService=inference\nJIT=yes\n"                                                  \
         "[LLM]\nModel=m\nContextSize=8192\n"                                                    \
         "[Install]\nWantedBy=multi-user.target\n"                                               \
@@ -103,7 +103,7 @@ static void test_emitters_emit_what_they_say(void) {
         RoleLoad loads[ELEMENTSOF(network_modes)];
 
         for (size_t m = 0; m < ELEMENTSOF(network_modes); m++) {
-                loads[m] = test_role_load(tmpdir, CONF, "agent.role", network_modes[m][0] == 'd' ? ROLE("daemon-only") : ROLE("egress"),
+                loads[m] = test_role_load(tmpdir, CONF, "agent.role", network_modes[m][0] == 'd' ? ROLE("daemon-only", "Output=/srv/out\n") : ROLE("egress", ""),
                                           "projects/webapp.project", PROJECT, NULL);
                 if (!loads[m].role) {
                         diag("%s", loads[m].err);
