@@ -7,6 +7,7 @@
 
 #include "exit-status.h"
 #include "log.h"
+#include "signal-util.h"
 #include "supervise.h"
 
 /* systemd's RuntimeMaxSec= and the shim count Timeout= from nearly the same moment: a
@@ -99,16 +100,11 @@ static int exit_status_of(const Supervisor *sv) {
 int supervise(const SuperviseOptions *o) {
         Supervisor sv = { .opts = o };
         sd_event_source *child = NULL;
-        sigset_t mask;
         int r;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGCHLD);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
-                log_error_errno(errno, "sigprocmask() failed: %m");
+        r = sigprocmask_many(SIG_BLOCK, NULL, SIGTERM, SIGINT, SIGHUP, SIGCHLD, -1);
+        if (r < 0) {
+                log_error_errno(r, "sigprocmask() failed: %m");
                 return CLOISTER_EXIT_CANNOT_EXEC;
         }
         r = sd_event_default(&sv.event);
