@@ -93,31 +93,21 @@ static int print_table(const Entry *e, size_t n, const CtlOptions *o) {
 }
 
 static struct json_object *entry_json(const Entry *e) {
-        struct json_object *j = json_object_new_object(), *g = json_object_new_array();
-        int r = j && g ? 0 : -ENOMEM;
+        _cleanup_json_ struct json_object *j = json_object_new_object();
 
-        STRV_FOREACH(s, e->grants)
-                if (r >= 0 && json_object_array_add(g, json_object_new_string(*s)) < 0)
-                        r = -ENOMEM;
-        if (r >= 0 && json_object_object_add(j, "grants", g) < 0)
-                r = -ENOMEM;
-        else if (r >= 0)
-                g = NULL;
-        if (r >= 0) r = json_add_string(j, "name", e->name);
-        if (r >= 0) r = json_add_string(j, "kind", e->kind);
-        if (r >= 0) r = json_add_string(j, "config", e->config);
-        if (r >= 0) r = json_add_string(j, "mode", e->mode);
-        if (r >= 0) r = json_add_u64(j, "memory", e->limits ? e->limits->memory : UNSET_U64);
-        if (r >= 0) r = json_add_cpus(j, "cpus", e->limits ? e->limits->cpus_percent : 0);
-        if (r >= 0) r = json_add_u64(j, "tasks", e->limits ? e->limits->tasks : UNSET_U64);
-        if (r >= 0) r = json_add_string(j, "unit", e->unit);
-        if (r >= 0) r = json_add_string(j, "state", e->state);
-        json_object_put(g);
-        if (r < 0) {
-                json_object_put(j);
+        if (!j ||
+            json_add_strv(j, "grants", e->grants) < 0 ||
+            json_add_string(j, "name", e->name) < 0 ||
+            json_add_string(j, "kind", e->kind) < 0 ||
+            json_add_string(j, "config", e->config) < 0 ||
+            json_add_string(j, "mode", e->mode) < 0 ||
+            json_add_u64(j, "memory", e->limits ? e->limits->memory : UNSET_U64) < 0 ||
+            json_add_cpus(j, "cpus", e->limits ? e->limits->cpus_percent : 0) < 0 ||
+            json_add_u64(j, "tasks", e->limits ? e->limits->tasks : UNSET_U64) < 0 ||
+            json_add_string(j, "unit", e->unit) < 0 ||
+            json_add_string(j, "state", e->state) < 0)
                 return NULL;
-        }
-        return j;
+        return TAKE_PTR(j);
 }
 
 /* The roles' and projects' entries as a JSON array; NULL on out of memory. */
@@ -197,37 +187,26 @@ static int print_sidecar_table(const SidecarEntry *e, size_t n, const CtlOptions
 }
 
 static struct json_object *sidecar_json(const SidecarEntry *e) {
-        struct json_object *j = json_object_new_object(), *g = json_object_new_array();
+        _cleanup_json_ struct json_object *j = json_object_new_object();
         const Sidecar *sc = e->c->sidecar;
-        int r = j && g ? 0 : -ENOMEM;
 
-        STRV_FOREACH(s, e->c->reached_by)
-                if (r >= 0 && json_object_array_add(g, json_object_new_string(*s)) < 0)
-                        r = -ENOMEM;
-        if (r >= 0 && json_object_object_add(j, "reached_by", g) < 0)
-                r = -ENOMEM;
-        else if (r >= 0)
-                g = NULL;
-        if (r >= 0) r = json_add_string(j, "name", e->c->name);
-        if (r >= 0) r = json_add_string(j, "kind", "sidecar");
-        if (r >= 0) r = json_add_string(j, "config", ctl_sidecar_generated(e->c) ? "ok" : "refused");
-        if (r >= 0 && json_object_object_add(j, "port", sc ? json_object_new_int(sc->port) : NULL) < 0)
-                r = -ENOMEM;
-        if (r >= 0) r = json_add_string(j, "health", sc ? sc->health : NULL);
-        if (r >= 0) r = json_add_u64(j, "memory", sc ? sc->limits.memory : UNSET_U64);
-        if (r >= 0) r = json_add_cpus(j, "cpus", sc ? sc->limits.cpus_percent : 0);
-        if (r >= 0) r = json_add_u64(j, "tasks", sc ? sc->limits.tasks : UNSET_U64);
-        if (r >= 0) r = json_add_string(j, "gpus", sc ? sc->gpus : NULL);
-        if (r >= 0) r = json_add_string(j, "unit", e->unit);
-        if (r >= 0) r = json_add_string(j, "state", e->state);
-        if (r >= 0) r = json_add_string(j, "runtime_unit", e->runtime_unit);
-        if (r >= 0) r = json_add_string(j, "runtime_state", e->runtime_state);
-        json_object_put(g);
-        if (r < 0) {
-                json_object_put(j);
+        if (!j ||
+            json_add_strv(j, "reached_by", e->c->reached_by) < 0 ||
+            json_add_string(j, "name", e->c->name) < 0 ||
+            json_add_string(j, "kind", "sidecar") < 0 ||
+            json_add_string(j, "config", ctl_sidecar_generated(e->c) ? "ok" : "refused") < 0 ||
+            json_object_object_add(j, "port", sc ? json_object_new_int(sc->port) : NULL) < 0 ||
+            json_add_string(j, "health", sc ? sc->health : NULL) < 0 ||
+            json_add_u64(j, "memory", sc ? sc->limits.memory : UNSET_U64) < 0 ||
+            json_add_cpus(j, "cpus", sc ? sc->limits.cpus_percent : 0) < 0 ||
+            json_add_u64(j, "tasks", sc ? sc->limits.tasks : UNSET_U64) < 0 ||
+            json_add_string(j, "gpus", sc ? sc->gpus : NULL) < 0 ||
+            json_add_string(j, "unit", e->unit) < 0 ||
+            json_add_string(j, "state", e->state) < 0 ||
+            json_add_string(j, "runtime_unit", e->runtime_unit) < 0 ||
+            json_add_string(j, "runtime_state", e->runtime_state) < 0)
                 return NULL;
-        }
-        return j;
+        return TAKE_PTR(j);
 }
 
 static int list(const CtlModel *m, const CtlOptions *o) {
