@@ -270,16 +270,13 @@ void help_list(void) {
 }
 
 int verb_list(char **args, const CtlOptions *o) {
-        CtlModel m = {};
-        int r;
+        _cleanup_(ctl_model_done) CtlModel m = {};
 
         if (args[0]) {
                 log_error("list takes no arguments.");
                 return CTL_EXIT_USAGE;
         }
-        r = ctl_model_load(&m);
-        if (r >= 0)
-                r = list(&m, o);
-        ctl_model_done(&m);
-        return r < 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
+        if (ctl_model_load(&m) < 0)
+                return CTL_EXIT_FAILURE;
+        return list(&m, o) < 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }

@@ -43,11 +43,28 @@ static int mkdir_p(const char *path) {
 }
 
 /* <tmp>/etc/systemd/system/{agent@.service, agent@<role>.service.d/NAME.conf} */
+static int write_parts(const char *sys, const char *dropins, const UnitPart *parts, size_t n) {
+        const char *base = strrchr(parts[0].path, '/');
+        int r;
+
+        r = mkdir_p(dropins);
+        if (r < 0)
+                return r;
+        r = write_part(sys, base ? base + 1 : parts[0].path, &parts[0]);
+        if (r < 0)
+                return r;
+        for (size_t i = 1; i < n; i++) {
+                r = write_part(dropins, parts[i].name, &parts[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int stage_unit(const CtlModel *m, const CtlRole *role, const char *tmp) {
         _cleanup_free_ char *sys = strprintf("%s/etc/systemd/system", tmp), *dropins = NULL;
         UnitPart *parts = NULL;
         size_t n = 0;
-        const char *base;
         int r;
 
         if (!sys || !(dropins = strprintf("%s/agent@%s.service.d", sys, role->name)))
@@ -55,13 +72,7 @@ static int stage_unit(const CtlModel *m, const CtlRole *role, const char *tmp) {
         r = ctl_unit_text(m, role, &parts, &n);
         if (r < 0)
                 return r;
-        if (r >= 0)
-                r = mkdir_p(dropins);
-        base = strrchr(parts[0].path, '/');
-        if (r >= 0)
-                r = write_part(sys, base ? base + 1 : parts[0].path, &parts[0]);
-        for (size_t i = 1; r >= 0 && i < n; i++)
-                r = write_part(dropins, parts[i].name, &parts[i]);
+        r = write_parts(sys, dropins, parts, n);
         unit_parts_free(parts, n);
         return r;
 }
@@ -164,26 +175,25 @@ static int stage_sidecar(const Sidecar *sc, const char *tmp) {
         if (!sys)
                 return log_oom();
         r = mkdir_p(sys);
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(units); i++) {
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(units); i++) {
                 _cleanup_free_ char *path = strprintf("%s/%s%s%s", sys, units[i].prefix, sc->name, units[i].suffix);
-                UnitSettings s = {};
+                _cleanup_(unit_settings_done) UnitSettings s = {};
                 FILE *f;
 
-                if (!path || units[i].render(sc, &s) < 0) {
-                        unit_settings_done(&s);
+                if (!path || units[i].render(sc, &s) < 0)
                         return log_oom();
-                }
                 f = fopen(path, "we");
                 if (!f)
-                        r = log_error_errno(errno, "Failed to create %s: %m", path);
-                else {
-                        r = unit_settings_write(f, &s);
-                        if (fclose(f) != 0 && r >= 0)
-                                r = log_error_errno(errno, "Failed to write %s: %m", path);
-                }
-                unit_settings_done(&s);
+                        return log_error_errno(errno, "Failed to create %s: %m", path);
+                r = unit_settings_write(f, &s);
+                if (fclose(f) != 0 && r >= 0)
+                        r = log_error_errno(errno, "Failed to write %s: %m", path);
+                if (r < 0)
+                        return r;
         }
-        return r;
+        return 0;
 }
 
 int ctl_security_exposure_sidecar(const Sidecar *sc, char **ret_runtime, char **ret_proxy) {
