@@ -5,19 +5,14 @@
 # agent printed and the broker's audit record.
 set -u
 . "$PAYLOAD/tap.sh"
-mkdir -p "$CLOISTER_CFG/roles" "$CLOISTER_CFG/cloister.conf.d" /srv/cloister-demo/out /etc/credstore
+. "$PAYLOAD/extra/llm-upstream.sh"
+mkdir -p "$CLOISTER_CFG/roles" /srv/cloister-demo/out
 chmod 0777 /srv/cloister-demo/out
 
 # A local example upstream standing in for Ollama, vLLM or a hosted API (loopback only).
 coproc UP { exec python3 "$PAYLOAD/extra/fake-openai.py" --port 0 --lifetime 120 --require-auth sk-demo-key; }
 read -r _ port <&"${UP[0]}"
-echo -n sk-demo-key > /etc/credstore/llm-key
-cat > "$CLOISTER_CFG/cloister.conf.d/50-llm.conf" <<EOF2
-[LLM]
-Endpoint=http://127.0.0.1:$port/v1
-Model=example-model
-APIKeyCredential=llm-key
-EOF2
+llm_upstream llm "$port" example-model sk-demo-key
 # The example agent lives at the path the role names; here it is the payload copy.
 sed "s|^Exec=.*|Exec=$PAYLOAD/extra/what-do-i-see.sh|" "$PAYLOAD/extra/reviewer.role" > "$CLOISTER_CFG/roles/reviewer.role"
 diag "\$ cat /etc/cloister/cloister.conf.d/50-llm.conf"
