@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cloisterctl run, the systemd side: StartTransientUnit with the profile rendered by
- * lib/profile-bus, then (with --wait) the unit's end, as systemd-run --wait does. */
+ * lib/profile/profile-bus.c, then (with --wait) the unit's end, as systemd-run --wait does. */
 #include <signal.h>
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
