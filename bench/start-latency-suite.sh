@@ -27,16 +27,10 @@ set -u
 X=$PAYLOAD/extra
 . "$X/suite-lib.sh"
 
-STAMP=$X/stamp
-ITER=$(cat "$X/iterations" 2>/dev/null || echo 30)
-WARM=$(cat "$X/warmup" 2>/dev/null || echo 3)
-CFG=$CLOISTER_CFG
-B=/srv/bench
-T0=/run/bench-t0 TR=/run/bench-tret SAMPLES=/run/bench-samples ERR=/run/bench-err SLOWLOG=/run/bench-slow
+suite_setup
+B=/srv/bench SLOWLOG=/run/bench-slow
 SLOW_US=$(( $(cat "$X/slow-ms" 2>/dev/null || echo 300) * 1000 )) n_slow=0
-GAP=$(cat "$X/gap" 2>/dev/null || echo 1.2)
-mkdir -p "$CFG/roles" "$B"
-: > "$SAMPLES"
+mkdir -p "$B"
 
 role() { # NAME MODE
         mkdir -p "$B/$1" && chmod 0777 "$B/$1"

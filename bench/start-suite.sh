@@ -24,15 +24,8 @@ set -u
 X=$PAYLOAD/extra
 . "$X/suite-lib.sh"
 
-STAMP=$X/stamp
-ITER=$(cat "$X/iterations" 2>/dev/null || echo 20)
-WARM=$(cat "$X/warmup" 2>/dev/null || echo 2)
-GAP=$(cat "$X/gap" 2>/dev/null || echo 1.2)
-CFG=$CLOISTER_CFG
-T0=/run/bench-t0 TR=/run/bench-tret OUT=/run/bench-out SAMPLES=/run/bench-samples ERR=/run/bench-err
-mkdir -p "$CFG/roles"
-: > "$SAMPLES"
-: > "$ERR"
+suite_setup
+OUT=/run/bench-out
 
 cat > "$CFG/roles/bench.role" <<EOF
 [Role]

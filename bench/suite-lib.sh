@@ -7,6 +7,21 @@
 # RETURNED_US [RC]) and one() (VARIANT: takes one sample, appending "VARIANT FIRST_US
 # RETURNED_US [RC]" to $SAMPLES.cur), then calls run_pass and report.
 
+# suite_setup: STAMP, the static bench/stamp.c, and ITER, WARM and GAP as bench/lib.sh wrote
+# them into the payload ($X); CFG, the configuration directory, with roles/ in it; T0 and TR
+# for the stamps around a start command, SAMPLES and ERR, empty.
+suite_setup() {
+        STAMP=$X/stamp
+        ITER=$(cat "$X/iterations")
+        WARM=$(cat "$X/warmup")
+        GAP=$(cat "$X/gap")
+        CFG=$CLOISTER_CFG
+        T0=/run/bench-t0 TR=/run/bench-tret SAMPLES=/run/bench-samples ERR=/run/bench-err
+        mkdir -p "$CFG/roles"
+        : > "$SAMPLES"
+        : > "$ERR"
+}
+
 # With --volatile=yes only /usr comes from the host: /usr/bin/awk points into a missing
 # /etc/alternatives. Debian's /usr/bin/mawk is always there.
 awk() { if [ -x /usr/bin/mawk ]; then /usr/bin/mawk "$@"; else command awk "$@"; fi; }
