@@ -209,58 +209,96 @@ static struct json_object *sidecar_json(const SidecarEntry *e) {
         return TAKE_PTR(j);
 }
 
-static int list(const CtlModel *m, const CtlOptions *o) {
-        size_t total = m->n_roles + m->n_projects, n = 0, ns = 0;
-        Entry *e = calloc(total + 1, sizeof(Entry));
-        SidecarEntry *se = calloc(m->n_sidecars + 1, sizeof(SidecarEntry));
-        sd_bus *bus = ctl_bus_open(o);
-        int r = e && se ? 0 : -ENOMEM;
+typedef struct Listing {
+        Entry *e;
+        SidecarEntry *se;
+        size_t n, ns;
+} Listing;
 
-        for (size_t i = 0; r >= 0 && i < m->n_roles; i++)
-                r = role_entry(&m->roles[i], &e[n++]);
-        for (size_t i = 0; r >= 0 && i < m->n_projects; i++)
-                r = project_entry(&m->projects[i], &e[n++]);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if (e[i].unit)
-                        r = ctl_unit_state(bus, e[i].unit, &e[i].state);
-        for (size_t i = 0; r >= 0 && i < m->n_sidecars; i++)
-                r = sidecar_entry(bus, &m->sidecars[i], &se[ns++]);
-        if (r < 0)
-                r = log_oom();
-        else if (o->json) {
-                _cleanup_json_ struct json_object *root = json_new_root();
-                struct json_object *a = entries_json(e, n);
-                for (size_t i = 0; a && i < ns; i++) {
-                        struct json_object *j = sidecar_json(&se[i]);
-                        if (!j || json_object_array_add(a, j) < 0) {
-                                json_object_put(j);
-                                json_object_put(TAKE_PTR(a));
-                        }
-                }
-                if (root && a && json_object_object_add(root, "entries", a) >= 0)
-                        r = json_print(root, o);
-                else {
-                        json_object_put(a);
-                        r = log_oom();
-                }
-        } else {
-                r = print_table(e, n, o);
-                if (r >= 0 && ns > 0) {
-                        if (o->tty)
-                                putchar('\n');
-                        r = print_sidecar_table(se, ns, o);
-                }
-                if (r >= 0 && o->tty)
-                        printf("\n%zu entries listed.\n", n + ns);
+static void listing_done(Listing *l) {
+        for (size_t i = 0; l->e && i < l->n; i++)
+                entry_done(&l->e[i]);
+        for (size_t i = 0; l->se && i < l->ns; i++)
+                sidecar_entry_done(&l->se[i]);
+        free(l->e);
+        free(l->se);
+}
+
+/* An entry per role and project, with its unit's state, then one per sidecar. */
+static int collect(const CtlModel *m, sd_bus *bus, Listing *l) {
+        int r;
+
+        for (size_t i = 0; i < m->n_roles; i++) {
+                r = role_entry(&m->roles[i], &l->e[l->n++]);
+                if (r < 0)
+                        return r;
         }
-        for (size_t i = 0; e && i < n; i++)
-                entry_done(&e[i]);
-        for (size_t i = 0; se && i < ns; i++)
-                sidecar_entry_done(&se[i]);
-        free(e);
-        free(se);
-        sd_bus_flush_close_unref(bus);
-        return r;
+        for (size_t i = 0; i < m->n_projects; i++) {
+                r = project_entry(&m->projects[i], &l->e[l->n++]);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < l->n; i++) {
+                if (!l->e[i].unit)
+                        continue;
+                r = ctl_unit_state(bus, l->e[i].unit, &l->e[i].state);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < m->n_sidecars; i++) {
+                r = sidecar_entry(bus, &m->sidecars[i], &l->se[l->ns++]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int print_json(const Listing *l, const CtlOptions *o) {
+        _cleanup_json_ struct json_object *root = json_new_root(), *a = entries_json(l->e, l->n);
+
+        if (!root || !a)
+                return log_oom();
+        for (size_t i = 0; i < l->ns; i++) {
+                struct json_object *j = sidecar_json(&l->se[i]);
+                if (!j || json_object_array_add(a, j) < 0) {
+                        json_object_put(j);
+                        return log_oom();
+                }
+        }
+        if (json_object_object_add(root, "entries", a) < 0)
+                return log_oom();
+        TAKE_PTR(a);
+        return json_print(root, o);
+}
+
+static int print_text(const Listing *l, const CtlOptions *o) {
+        int r;
+
+        r = print_table(l->e, l->n, o);
+        if (r < 0)
+                return r;
+        if (l->ns > 0) {
+                if (o->tty)
+                        putchar('\n');
+                r = print_sidecar_table(l->se, l->ns, o);
+                if (r < 0)
+                        return r;
+        }
+        if (o->tty)
+                printf("\n%zu entries listed.\n", l->n + l->ns);
+        return 0;
+}
+
+static int list(const CtlModel *m, const CtlOptions *o) {
+        _cleanup_(listing_done) Listing l = {
+                .e = calloc(m->n_roles + m->n_projects + 1, sizeof(Entry)),
+                .se = calloc(m->n_sidecars + 1, sizeof(SidecarEntry)),
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = ctl_bus_open(o);
+
+        if (!l.e || !l.se || collect(m, bus, &l) < 0)
+                return log_oom();
+        return o->json ? print_json(&l, o) : print_text(&l, o);
 }
 
 void help_list(void) {
