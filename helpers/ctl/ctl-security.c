@@ -140,21 +140,43 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
         return 0;
 }
 
+/* A staging directory for systemd-analyze --root=, removed with its contents at the end of
+ * the scope. */
+static void staging_removep(char **dir) {
+        if (!*dir)
+                return;
+        (void) nftw(*dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        *dir = mfree(*dir);
+}
+
+static int staging_new(char **ret) {
+        char tmp[] = "/tmp/cloisterctl-security-XXXXXX";
+
+        if (!mkdtemp(tmp))
+                return log_error_errno(errno, "Failed to create a temporary directory: %m");
+        *ret = strdup(tmp);
+        if (!*ret) {
+                (void) rmdir(tmp);
+                return log_oom();
+        }
+        return 0;
+}
+
 int ctl_security_exposure(const CtlModel *m, const CtlRole *role, char **ret) {
         _cleanup_free_ char *unit = strprintf("agent@%s.service", role->name);
-        char tmp[] = "/tmp/cloisterctl-security-XXXXXX";
+        _cleanup_(staging_removep) char *tmp = NULL;
         int r;
 
         *ret = NULL;
         if (!unit)
                 return log_oom();
-        if (!mkdtemp(tmp))
-                return log_error_errno(errno, "Failed to create a temporary directory: %m");
+        r = staging_new(&tmp);
+        if (r < 0)
+                return r;
         r = stage_unit(m, role, tmp);
-        if (r >= 0)
-                r = run_analyze(tmp, unit, ret);
-        (void) nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        return r;
+        if (r < 0)
+                return r;
+        return run_analyze(tmp, unit, ret);
 }
 
 /* <tmp>/etc/systemd/system/{sidecar@NAME.socket, sidecar@NAME.service, sidecar-runtime@NAME.service}:
@@ -199,19 +221,20 @@ static int stage_sidecar(const Sidecar *sc, const char *tmp) {
 int ctl_security_exposure_sidecar(const Sidecar *sc, char **ret_runtime, char **ret_proxy) {
         _cleanup_free_ char *runtime = strprintf("sidecar-runtime@%s.service", sc->name),
                 *proxy = strprintf("sidecar@%s.service", sc->name);
-        char tmp[] = "/tmp/cloisterctl-security-XXXXXX";
+        _cleanup_(staging_removep) char *tmp = NULL;
         int r;
 
         *ret_runtime = *ret_proxy = NULL;
         if (!runtime || !proxy)
                 return log_oom();
-        if (!mkdtemp(tmp))
-                return log_error_errno(errno, "Failed to create a temporary directory: %m");
+        r = staging_new(&tmp);
+        if (r < 0)
+                return r;
         r = stage_sidecar(sc, tmp);
-        if (r >= 0)
-                r = run_analyze(tmp, runtime, ret_runtime);
-        if (r >= 0)
-                r = run_analyze(tmp, proxy, ret_proxy);
-        (void) nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        return r;
+        if (r < 0)
+                return r;
+        r = run_analyze(tmp, runtime, ret_runtime);
+        if (r < 0)
+                return r;
+        return run_analyze(tmp, proxy, ret_proxy);
 }
