@@ -17,3 +17,5 @@ llm_upstream() {
 Endpoint=http://127.0.0.1:$2/v1
 Model=$3
 APIKeyCredential=llm-key
+EOF
+}
