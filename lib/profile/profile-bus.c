@@ -48,6 +48,7 @@ static const BusProperty bus_properties[] = {
         { "Unit",    "Requires",                BUS_STRV, NULL },
         { "Unit",    "After",                   BUS_STRV, NULL },
         { "Unit",    "StopWhenUnneeded",        BUS_BOOL, NULL },
+        { "Unit",    "StartLimitIntervalSec",   BUS_SEC, "StartLimitIntervalUSec" },
         { "Service", "Type",                    BUS_STRING, NULL },
         { "Service", "NotifyAccess",            BUS_STRING, NULL },
         { "Service", "ExecStart",               BUS_EXEC, NULL },

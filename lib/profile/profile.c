@@ -164,6 +164,8 @@ int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
                 r = unit_settings_add(&s, "Unit", "SourcePath", role->path);
         if (r >= 0) /* unmounted, and so emptied, when the agent stops */
                 r = unit_settings_add(&s, "Unit", "StopWhenUnneeded", "yes");
+        if (r >= 0) /* mounted again at every start: a role restarted often is never refused */
+                r = unit_settings_add(&s, "Unit", "StartLimitIntervalSec", "0");
         if (r >= 0)
                 r = unit_settings_add(&s, "Mount", "What", "tmpfs");
         if (r >= 0)
@@ -233,12 +235,12 @@ static void write_broker_environment(FILE *f, const Role *role, const CloisterCo
 
 static int add_exec_start(UnitSettings *s, const Role *role, const CloisterConf *conf) {
         _cleanup_free_ char *line = NULL, *timeout = format_timespan(role->limits.timeout),
-                *grace = format_timespan(role->limits.stop_grace);
+                *grace = format_timespan(role->limits.stop_grace), *managed_output = profile_managed_output(role);
         size_t len;
         FILE *f;
         int r;
 
-        if (!timeout || !grace)
+        if (!timeout || !grace || !managed_output)
                 return -ENOMEM;
         f = open_memstream(&line, &len);
         if (!f)
@@ -249,8 +251,7 @@ static int add_exec_start(UnitSettings *s, const Role *role, const CloisterConf 
                 write_broker_environment(f, role, conf);
         if (role->input)
                 fprintf(f, " --expect-mount=Input=%s:/input", role->input);
-        if (role->output)
-                fprintf(f, " --expect-mount=Output=%s:/output", role->output);
+        fprintf(f, " --expect-mount=Output=%s:/output", role->output ?: managed_output);
         if (role->workspace)
                 fprintf(f, " --expect-mount=Workspace=%s:/workspace", role->workspace);
         for (size_t i = 0; i < role->n_read_only_mounts; i++)
@@ -451,6 +452,28 @@ static int add_role_mounts(UnitSettings *s, const Role *role) {
         return r;
 }
 
+char *profile_managed_output(const Role *role) {
+        /* DynamicUser= keeps the directory under /var/lib/private (0700), with a symlink at
+         * /var/lib/cloister-output/<instance>; the bind names the real directory */
+        return strprintf("/var/lib/%scloister-output/%s", role->user ? "" : "private/", role->run_instance ?: role->name);
+}
+
+/* Without Output=, systemd makes the output directory and owns it for the role's user
+ * (StateDirectory=): there is nothing for an admin to prepare, and nothing to stage, as no
+ * agent can replace a directory whose parents only root writes. */
+static int add_managed_output(UnitSettings *s, const Role *role) {
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        if (role->output)
+                return 0;
+        dir = profile_managed_output(role);
+        if (!dir)
+                return -ENOMEM;
+        r = unit_settings_addf(s, "Service", "StateDirectory", "cloister-output/%s", role->run_instance ?: role->name);
+        return r < 0 ? r : unit_settings_addf(s, "Service", "BindPaths", "%s:/output", dir);
+}
+
 static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *conf) {
         _cleanup_free_ char *tmp = profile_tmp_path(role, "tmp"), *var_tmp = profile_tmp_path(role, "var-tmp");
         int r;
@@ -466,6 +489,8 @@ static int add_mounts(UnitSettings *s, const Role *role, const CloisterConf *con
                 r = profile_add_shm(s, role->limits.shm_size);
         if (r >= 0)
                 r = add_role_mounts(s, role);
+        if (r >= 0)
+                r = add_managed_output(s, role);
         if (r >= 0)
                 r = add_mount_ordering(s, role);
         if (r >= 0 && role->network == NETWORK_DAEMON_ONLY && conf->broker_socket) {

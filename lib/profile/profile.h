@@ -54,6 +54,10 @@ int profile_refusal(const char *role_name, const char *source, const char *reaso
 char *profile_tmp_path(const Role *role, const char *which);
 int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret);
 
+/* The directory at /output of a role without Output= (cloister.role(5)): systemd's
+ * StateDirectory=cloister-output/<instance>, under /var/lib/private for a dynamic user. */
+char *profile_managed_output(const Role *role);
+
 /* The host path where the broker socket appears inside the sandbox. */
 #define SANDBOX_BROKER_SOCKET "/run/cloister/broker.sock"
 

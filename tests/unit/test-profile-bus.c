@@ -107,7 +107,7 @@ typedef enum Norm {
 static const struct { const char *key; Norm norm; const char *property; } text_keys[] = {
         { "Description", N_STR, NULL }, { "Documentation", N_WORDS, NULL }, { "SourcePath", N_STR, NULL },
         { "RequiresMountsFor", N_WORDS, NULL }, { "Wants", N_WORDS, NULL }, { "Requires", N_WORDS, NULL }, { "After", N_WORDS, NULL },
-        { "StopWhenUnneeded", N_BOOL, NULL },
+        { "StopWhenUnneeded", N_BOOL, NULL }, { "StartLimitIntervalSec", N_SEC, "StartLimitIntervalUSec" },
         { "Type", N_STR, NULL }, { "NotifyAccess", N_STR, NULL }, { "ExecStart", N_EXEC, NULL }, { "Restart", N_STR, NULL },
         { "ExecStartPre", N_EXEC, NULL }, { "ExecStopPost", N_EXEC, NULL },
         { "RestartPreventExitStatus", N_EXIT, NULL }, { "KillMode", N_STR, NULL },

@@ -238,7 +238,13 @@ static void test_role_keys(void) {
                 ok(!has(&x.s, "Service", "DynamicUser", "no"), "no User=: DynamicUser= stays yes");
                 ok(!has_key(&x.s, "Service", "Restart") || streq(unit_settings_get(&x.s, "Service", "Restart"), "no"),
                    "transient: never restarted (Restart= stays no)");
-                ok(!has_key(&x.s, "Service", "StateDirectory"), "transient: no StateDirectory=");
+                ok(!has(&x.s, "Service", "StateDirectory", "cloister/agent"), "transient: no StateDirectory=cloister/<role>");
+                ok(has(&x.s, "Service", "StateDirectory", "cloister-output/agent"),
+                   "no Output=: systemd makes the output directory (StateDirectory=cloister-output/<role>)");
+                ok(has_bind(&x.s, "BindPaths", "/var/lib/private/cloister-output/agent", "/output"),
+                   "no Output=: the dynamic user's state directory is bound writable at /output");
+                ok(has_part(&x.s, "Service", "ExecStart", "--expect-mount=Output=/var/lib/private/cloister-output/agent:/output"),
+                   "no Output=: the shim checks that /output is mounted");
         }
         rendered_done(&x);
 
@@ -280,6 +286,7 @@ static void test_role_keys(void) {
                 ok(!has_part(&x.s, "Service", "BindPaths", "/data") && !has_part(&x.s, "Service", "BindPaths", "/models"),
                    "ReadOnlyMount= is never bound writable");
                 ok(!has_part(&x.s, "Service", "BindPaths", "/input"), "Input= is never bound writable");
+                ok(!has_key(&x.s, "Service", "StateDirectory"), "an explicit Output= gets no managed output directory");
         }
         rendered_done(&x);
 
