@@ -386,7 +386,7 @@ static void test_written_values_checked(void) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 UnitSettings s = {};
-                if (unit_settings_add(&s, "Service", "Description", cases[i].value) < 0)
+                if (unit_settings_add(&s, "Unit", "Description", cases[i].value) < 0)
                         tap_bail_out("unit_settings_add");
                 if (cases[i].ok)
                         is_int(unit_settings_check(&s), 0, "written as is: \"%s\"", cases[i].value);
@@ -394,6 +394,15 @@ static void test_written_values_checked(void) {
                         is_int(unit_settings_check(&s), -EINVAL, "refused before writing: case %zu", i);
                 unit_settings_done(&s);
         }
+
+        /* one table for both renderers: what has no D-Bus row cannot be written either */
+        UnitSettings s = {};
+        if (unit_settings_add(&s, "Service", "ExecStartPost", "/bin/true") < 0)
+                tap_bail_out("unit_settings_add");
+        test_stderr_begin();
+        is_int(unit_settings_check(&s), -EINVAL, "a directive without a row in lib/profile/directives.c is refused");
+        free(test_stderr_end());
+        unit_settings_done(&s);
 }
 
 int main(void) {
