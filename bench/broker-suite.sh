@@ -15,6 +15,7 @@
 # Prints TAP; the tables are "# " lines, every raw result a "# raw " line.
 set -u
 . "$PAYLOAD/tap.sh"
+. "$PAYLOAD/extra/llm-upstream.sh"
 
 # With --volatile=yes only /usr comes from the host: /usr/bin/awk points into a missing
 # /etc/alternatives. Debian's /usr/bin/mawk is always there.
@@ -120,14 +121,7 @@ echo "nginx $NGINX_PID" >> "$PIDS"
 for p in $(pgrep -P "$NGINX_PID"); do echo "nginx $p" >> "$PIDS"; done
 
 # --- the broker ----------------------------------------------------------------------------
-echo -n "sk-bench-secret" > /etc/credstore/llm-key
-chmod 0600 /etc/credstore/llm-key
-cat > "$CFG/cloister.conf.d/50-bench.conf" <<EOF
-[LLM]
-Endpoint=http://127.0.0.1:$UP_PORT/v1
-Model=gpt-bench
-APIKeyCredential=llm-key
-EOF
+llm_upstream bench "$UP_PORT" gpt-bench sk-bench-secret
 cat > "$CFG/roles/bench.role" <<EOF
 [Role]
 Description=broker benchmark load generator

@@ -60,7 +60,7 @@ for f in broker-upstream broker-load; do
         ${CC:-cc} -O2 -Wall -o "$P/$f" "$src/bench/$f.c" || die "cannot build bench/$f.c"
 done
 cp "$src/bench/broker-agent.sh" "$src/bench/broker-sample.py" "$src/bench/broker-report.py" \
-   "$src/tests/broker/fake-openai.py" "$P/"
+   "$src/tests/broker/fake-openai.py" "$src/tests/broker/llm-upstream.sh" "$P/"
 chmod 0755 "$P"/*
 echo "${ROUNDS:-2}" > "$P/rounds"
 echo "${DURATION:-2}" > "$P/duration"

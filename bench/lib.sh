@@ -4,7 +4,8 @@
 #   bench_prepare NAME BUILD_DIR
 #
 # Checks root and a --prefix=/usr build, builds it, makes $tmp (removed on exit) with
-# $tmp/payload holding a static bench/stamp.c and ITERATIONS, WARMUP and GAP. Sets build,
+# $tmp/payload holding a static bench/stamp.c, ITERATIONS, WARMUP and GAP, and
+# bench/suite-lib.sh (what the two suites share). Sets build,
 # src and tmp; die() prefixes its message with NAME.
 
 bench_prepare() {
@@ -21,6 +22,7 @@ bench_prepare() {
         mkdir -p "$tmp/payload"
         ${CC:-cc} -O2 -static -o "$tmp/payload/stamp" "$src/bench/stamp.c" ||
                 die "cannot build a static bench/stamp.c (Debian: apt-get install libc6-dev)"
+        cp "$src/bench/suite-lib.sh" "$tmp/payload/"
         echo "$ITERATIONS" > "$tmp/payload/iterations"
         echo "$WARMUP" > "$tmp/payload/warmup"
         echo "$GAP" > "$tmp/payload/gap"

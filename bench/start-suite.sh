@@ -21,18 +21,11 @@
 # spaced by $GAP s of quiet. Prints TAP; the numbers are "# " lines.
 set -u
 . "$PAYLOAD/tap.sh"
-awk() { if [ -x /usr/bin/mawk ]; then /usr/bin/mawk "$@"; else command awk "$@"; fi; }
-
 X=$PAYLOAD/extra
-STAMP=$X/stamp
-ITER=$(cat "$X/iterations" 2>/dev/null || echo 20)
-WARM=$(cat "$X/warmup" 2>/dev/null || echo 2)
-GAP=$(cat "$X/gap" 2>/dev/null || echo 1.2)
-CFG=$CLOISTER_CFG
-T0=/run/bench-t0 TR=/run/bench-tret OUT=/run/bench-out SAMPLES=/run/bench-samples ERR=/run/bench-err
-mkdir -p "$CFG/roles"
-: > "$SAMPLES"
-: > "$ERR"
+. "$X/suite-lib.sh"
+
+suite_setup
+OUT=/run/bench-out
 
 cat > "$CFG/roles/bench.role" <<EOF
 [Role]
@@ -46,13 +39,7 @@ EOF
 systemctl daemon-reload
 
 # --- systemd-run with agent@bench's own properties (as bench/start-latency-suite.sh) ------------
-mapfile -t same_props < <(systemctl cat agent@bench.service | awk '
-        /^[[:space:]]*[#;]/ || /^[[:space:]]*$/ { next }
-        /^\[/ { sec = $0; next }
-        sec == "[Service]" && !/^ExecStart=/ { print "-p"; print; next }
-        sec == "[Unit]" && /^RequiresMountsFor=/ { print "-p"; print }')
-shim_line=$(systemctl cat agent@bench.service | sed -n 's/^ExecStart=\(..*\)$/\1/p' | tail -1)
-eval "shim_argv=( $shim_line )"
+unit_props agent@bench.service
 diag "load average at start: $(cat /proc/loadavg)"
 diag "systemd: $(systemctl --version | head -1); $(nproc) CPU(s); $ITER samples after $WARM warm-up rounds, interleaved; passes: back-to-back, spaced by $GAP s"
 diag "same-props: ${same_props[*]}"
@@ -83,21 +70,15 @@ fi
 
 # Until the role's mount units are inactive with no job queued: a start while their
 # StopWhenUnneeded= stop job is still queued is refused as a destructive transaction.
-wait_inactive() { # UNIT…
-        local u i s
+mapfile -t role_mounts < <(mounts_of bench)
+settle_mounts() {
+        local i
         for (( i = 0; i < 500; i++ )); do
                 systemctl list-jobs --no-legend 2>/dev/null | grep -q 'run-cloister-' || break
                 sleep 0.02
         done
-        for u in "$@"; do
-                for (( i = 0; i < 500; i++ )); do
-                        s=$(systemctl show -P ActiveState "$u")
-                        [ "$s" = inactive ] || [ "$s" = failed ] && break
-                        sleep 0.02
-                done
-        done
+        wait_inactive "${role_mounts[@]}" || true
 }
-mapfile -t role_mounts < <(systemd-escape -p --suffix=mount /run/cloister/tmp/bench /run/cloister/var-tmp/bench)
 
 # measure VARIANT COMMAND…: one sample; the command's stdout is the stamp
 measure() {
@@ -121,14 +102,14 @@ measure() {
 # that meets it is refused ("destructive transaction"). Settle, and retry such a sample once.
 retried=0
 shared_mounts() { # VARIANT COMMAND…
-        wait_inactive "${role_mounts[@]}"
+        settle_mounts
         if ! measure "$@"; then
                 sleep 0.5
-                wait_inactive "${role_mounts[@]}"
+                settle_mounts
                 retried=$(( retried + 1 ))
                 measure "$@" || return 1
         fi
-        wait_inactive "${role_mounts[@]}"
+        settle_mounts
 }
 
 VARIANTS="harness cloisterctl-run systemd-run-same+shim systemd-run-same systemd-run-plain"
@@ -146,46 +127,12 @@ one() {
         esac
 }
 
-declare -A failed=()
-run_pass() { # NAME GAP
-        local pass=$1 gap=$2 it v
-        for (( it = 1; it <= WARM + ITER; it++ )); do
-                for v in $VARIANTS; do
-                        [ -n "${failed[$v]:-}" ] && continue
-                        [ "$gap" = 0 ] || sleep "$gap"
-                        : > "$SAMPLES.cur"
-                        one "$v" || failed[$v]=1
-                        (( it > WARM )) && sed "s/^/$pass /" "$SAMPLES.cur" >> "$SAMPLES"
-                done
-        done
-}
-
-stat() { # PASS VARIANT COLUMN (3: first instruction, 4: exit)
-        awk -v p="$1" -v v="$2" -v c="$3" '$1 == p && $2 == v { print $c }' "$SAMPLES" | sort -n | awk '
-                { a[NR] = $1 } END {
-                        if (!NR) { print "– | –"; exit }
-                        med = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-                        p = int(NR * 0.9); if (p < NR * 0.9) p++
-                        printf "%.1f | %.1f\n", med / 1000, a[p] / 1000 }'
-}
-report() { # PASS DESCRIPTION
-        local v n
-        for v in $VARIANTS; do
-                n=$(awk -v p="$1" -v v="$v" '$1 == p && $2 == v' "$SAMPLES" | wc -l)
-                if [ -z "${failed[$v]:-}" ] && [ "$n" = "$ITER" ]; then ok "$1: $v: $n/$ITER samples"; else notok "$1: $v: $n/$ITER samples"; fi
-        done
-        diag "RESULTS $1: $2 (ms; $ITER samples each)"
-        diag "| variant | first instruction: median | p90 | exit: median | p90 |"
-        diag "|---|---:|---:|---:|---:|"
-        for v in $VARIANTS; do diag "| $v | $(stat "$1" "$v" 3) | $(stat "$1" "$v" 4) |"; done
-}
-
 run_pass back-to-back 0
 run_pass spaced "$GAP"
 diag "load average at the end: $(cat /proc/loadavg)"
 diag "systemd-run samples retried after a destructive-transaction refusal: $retried"
-report back-to-back "each sample right after the previous one finished"
-report spaced "$GAP s of quiet before each sample"
+report back-to-back "each sample right after the previous one finished" exit
+report spaced "$GAP s of quiet before each sample" exit
 [ -s "$ERR" ] && head -20 "$ERR" | while read -r l; do diag "stderr: $l"; done
 while read -r l; do diag "sample $l"; done < "$SAMPLES"
 tap_done

@@ -59,14 +59,13 @@ if grep -q 'podman does not run in this container\|podman or runc is not install
                 done
         done
         podman rmi localhost/cloister-stamp:bench >/dev/null 2>&1 || true
-        st() { awk -v p="$1" -v v="$2" -v c="$3" '$1 == p && $2 == v { print $c }' "$tmp/host-samples" | sort -n | awk '
-                { a[NR] = $1 } END { med = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-                        p = int(NR * 0.9); if (p < NR * 0.9) p++; printf "%.1f | %.1f", med / 1000, a[p] / 1000 }'; }
+        . "$src/bench/suite-lib.sh" # stat(), as the suite computes its table
+        SAMPLES=$tmp/host-samples
         for PASS in back-to-back spaced; do
                 echo "RESULTS host $PASS (ms; $ITERATIONS samples each)"
                 echo "| variant | first instruction: median | p90 | exit: median | p90 |"
                 echo "|---|---:|---:|---:|---:|"
-                for v in harness podman; do echo "| $v (host) | $(st "$PASS" "$v" 3) | $(st "$PASS" "$v" 4) |"; done
+                for v in harness podman; do echo "| $v (host) | $(stat "$PASS" "$v" 3) | $(stat "$PASS" "$v" 4) |"; done
         done
 fi
 grep -q '^not ok' "$tmp/tap" && die "some variants failed (see above)"

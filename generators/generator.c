@@ -28,16 +28,17 @@ static int write_tmp_mount(const GeneratorOutput *o, const Role *role, const cha
 
 /* [Install] WantedBy=: also for a refused role, so that it fails visibly at boot. */
 static int add_wants_symlinks(const GeneratorOutput *o, const Role *role) {
-        int r = 0;
-
         STRV_FOREACH(w, role->wanted_by) {
                 _cleanup_free_ char *link = strprintf("%s.wants/agent@%s.service", *w, role->name);
+                int r;
+
                 if (!link)
                         return log_oom();
-                if (r >= 0)
-                        r = generator_add_symlink(o, link, TEMPLATE_PATH);
+                r = generator_add_symlink(o, link, TEMPLATE_PATH);
+                if (r < 0)
+                        return r;
         }
-        return r;
+        return 0;
 }
 
 /* "# grants: sidecar NAME -> SOCKET" for each Service=, in the drop-in's header. */
@@ -95,20 +96,46 @@ static int write_refusal(const GeneratorOutput *o, const char *role_name, const 
 /* A granted sidecar with no sidecar file is a warning, not an error (cloister.sidecar(5)): the grant binds
  * the socket directory, and the agent gets a connect error until something serves it. */
 static int note_grants(const Role *role, SidecarSet *sidecars) {
-        int r = 0;
-
         STRV_FOREACH(svc, role->services) {
                 _cleanup_free_ char *sock = strprintf(SIDECAR_SERVICES_DIR "/%s/service.sock", *svc);
+                int r;
+
                 if (!sock)
                         return log_oom();
                 if (!sidecar_set_find(sidecars, *svc) && access(sock, F_OK) < 0)
                         log_warning("%s: Service=%s: no sidecars/%s.sidecar was generated and %s does not exist; "
                                     "the agent will get a connect error until something serves it.",
                                     role->path, *svc, *svc, sock);
-                if (r >= 0)
-                        r = sidecar_set_note_grant(sidecars, *svc, role->name);
+                r = sidecar_set_note_grant(sidecars, *svc, role->name);
+                if (r < 0)
+                        return r;
         }
-        return r;
+        return 0;
+}
+
+/* A role the closed surfaces refuse still gets its drop-in (the shim refuses with the reason)
+ * and its WantedBy= symlinks. */
+static int generate_refused_role(const GeneratorOutput *o, const Role *role, const char *path, const char *reason) {
+        int r;
+
+        log_error("Role %s refuses to start: %s.", role->name, reason);
+        r = write_refusal(o, role->name, path, reason);
+        if (r < 0)
+                return r;
+        return add_wants_symlinks(o, role);
+}
+
+static int generate_role(const GeneratorOutput *o, const Role *role, const char *path, const CloisterConf *conf,
+                         SidecarSet *sidecars) {
+        int r;
+
+        r = note_grants(role, sidecars);
+        if (role->network == NETWORK_DAEMON_ONLY && !conf->broker_socket)
+                log_warning("%s: Network=daemon-only but cloister.conf has no [Broker] Socket=: the role gets no broker socket and stays fully isolated.",
+                            path);
+        if (r < 0)
+                return r;
+        return write_role(o, role, conf);
 }
 
 static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, const CloisterConf *conf,
@@ -132,20 +159,9 @@ static int generate_roles(const GeneratorOutput *o, char * const *config_dirs, c
                 }
                 reason = closed_surface_find(idx, role, conf);
                 if (reason) {
-                        log_error("Role %s refuses to start: %s.", role->name, reason);
                         rejected = true;
-                        r = write_refusal(o, role->name, path, reason);
-                        if (r >= 0)
-                                r = add_wants_symlinks(o, role);
-                } else {
-                        r = note_grants(role, sidecars);
-                        if (role->network == NETWORK_DAEMON_ONLY && !conf->broker_socket)
-                                log_warning("%s: Network=daemon-only but cloister.conf has no [Broker] Socket=: the role gets no broker socket and stays fully isolated.",
-                                            path);
-                        if (r >= 0)
-                                r = write_role(o, role, conf);
-                }
-                if (r < 0)
+                        (void) generate_refused_role(o, role, path, reason);
+                } else if (generate_role(o, role, path, conf, sidecars) < 0)
                         rejected = true;
         }
         conf_file_list_done(&roles);
@@ -163,45 +179,71 @@ static const char *booted_generator_dir(char * const *unit_dirs) {
         return NULL;
 }
 
+/* The credentials cloister.conf names, each once, sorted. */
+static int broker_credentials(const CloisterConf *conf, char ***ret) {
+        _cleanup_strv_free_ char **creds = calloc(1, sizeof(char *));
+
+        if (!creds)
+                return log_oom();
+        if (conf->llm.api_key_credential && strv_extend(&creds, conf->llm.api_key_credential) < 0)
+                return log_oom();
+        if (conf->chat.api_key_credential && !strv_contains(creds, conf->chat.api_key_credential) &&
+            strv_extend(&creds, conf->chat.api_key_credential) < 0)
+                return log_oom();
+        for (size_t i = 0; i < conf->n_upstreams; i++) {
+                const char *c = conf->upstreams[i]->auth_credential;
+                if (c && !strv_contains(creds, c) && strv_extend(&creds, c) < 0)
+                        return log_oom();
+        }
+        strv_sort(creds);
+        *ret = TAKE_PTR(creds);
+        return 0;
+}
+
 /* The broker's side (cloister-broker(8)): the credentials cloister.conf names, loaded only into
  * cloister-broker.service; and its socket, where [Broker] Socket= moves it. */
-static int write_broker_dropins(const GeneratorOutput *o, const CloisterConf *conf, const char *source) {
-        _cleanup_strv_free_ char **creds = calloc(1, sizeof(char *));
-        UnitSettings s = {};
-        int r = creds ? 0 : -ENOMEM;
+static int write_broker_credentials(const GeneratorOutput *o, const CloisterConf *conf, const char *source) {
+        _cleanup_strv_free_ char **creds = NULL;
+        _cleanup_(unit_settings_done) UnitSettings s = {};
+        int r;
 
-        if (r >= 0 && conf->llm.api_key_credential)
-                r = strv_extend(&creds, conf->llm.api_key_credential);
-        if (r >= 0 && conf->chat.api_key_credential && !strv_contains(creds, conf->chat.api_key_credential))
-                r = strv_extend(&creds, conf->chat.api_key_credential);
-        for (size_t i = 0; r >= 0 && i < conf->n_upstreams; i++)
-                if (conf->upstreams[i]->auth_credential && !strv_contains(creds, conf->upstreams[i]->auth_credential))
-                        r = strv_extend(&creds, conf->upstreams[i]->auth_credential);
+        r = broker_credentials(conf, &creds);
         if (r < 0)
-                return log_oom();
-        strv_sort(creds);
+                return r;
+        if (!creds[0])
+                return 0;
         STRV_FOREACH(c, creds) {
                 _cleanup_free_ char *enc = strprintf("/etc/credstore.encrypted/%s", *c);
                 /* encrypted with systemd-creds if it is there, else the plain credstore */
                 r = unit_settings_add(&s, "Service", enc && access(enc, F_OK) >= 0 ? "LoadCredentialEncrypted" : "LoadCredential", *c);
                 if (r < 0)
-                        break;
+                        return r;
         }
-        if (r >= 0 && s.n > 0)
-                r = generator_write_unit(o, "cloister-broker.service.d/50-credentials.conf", source, &s);
-        unit_settings_done(&s);
+        return generator_write_unit(o, "cloister-broker.service.d/50-credentials.conf", source, &s);
+}
+
+static int write_broker_socket(const GeneratorOutput *o, const CloisterConf *conf, const char *source) {
+        _cleanup_(unit_settings_done) UnitSettings s = {};
+        int r;
+
+        if (!conf->broker_socket || streq(conf->broker_socket, SANDBOX_BROKER_SOCKET))
+                return 0;
+        r = unit_settings_add(&s, "Socket", "ListenStream", "");
         if (r < 0)
                 return r;
+        r = unit_settings_add(&s, "Socket", "ListenStream", conf->broker_socket);
+        if (r < 0)
+                return r;
+        return generator_write_unit(o, "cloister-broker.socket.d/50-cloister.conf", source, &s);
+}
 
-        if (conf->broker_socket && !streq(conf->broker_socket, SANDBOX_BROKER_SOCKET)) {
-                r = unit_settings_add(&s, "Socket", "ListenStream", "");
-                if (r >= 0)
-                        r = unit_settings_add(&s, "Socket", "ListenStream", conf->broker_socket);
-                if (r >= 0)
-                        r = generator_write_unit(o, "cloister-broker.socket.d/50-cloister.conf", source, &s);
-                unit_settings_done(&s);
-        }
-        return r;
+static int write_broker_dropins(const GeneratorOutput *o, const CloisterConf *conf, const char *source) {
+        int r;
+
+        r = write_broker_credentials(o, conf, source);
+        if (r < 0)
+                return r;
+        return write_broker_socket(o, conf, source);
 }
 
 int generator_run(const char *dirs[3]) {

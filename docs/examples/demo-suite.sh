@@ -5,18 +5,13 @@
 # agent printed and the broker's audit record.
 set -u
 . "$PAYLOAD/tap.sh"
-mkdir -p "$CLOISTER_CFG/roles" "$CLOISTER_CFG/cloister.conf.d" /etc/credstore
+. "$PAYLOAD/extra/llm-upstream.sh"
+mkdir -p "$CLOISTER_CFG/roles"
 
 # A local example upstream standing in for Ollama, vLLM or a hosted API (loopback only).
 coproc UP { exec python3 "$PAYLOAD/extra/fake-openai.py" --port 0 --lifetime 120 --require-auth sk-demo-key; }
 read -r _ port <&"${UP[0]}"
-echo -n sk-demo-key > /etc/credstore/llm-key
-cat > "$CLOISTER_CFG/cloister.conf.d/50-llm.conf" <<EOF2
-[LLM]
-Endpoint=http://127.0.0.1:$port/v1
-Model=example-model
-APIKeyCredential=llm-key
-EOF2
+llm_upstream llm "$port" example-model sk-demo-key
 # The example role as shipped: its agent is the installed /usr/share/cloister/examples/what-do-i-see.sh.
 cp "$PAYLOAD/extra/reviewer.role" "$CLOISTER_CFG/roles/reviewer.role"
 diag "\$ cat /etc/cloister/cloister.conf.d/50-llm.conf"

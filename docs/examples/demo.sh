@@ -13,7 +13,7 @@ bash .ci/install-deps
 meson compile -C build-demo >/dev/null
 payload=$(mktemp -d)
 trap 'rm -rf "$payload"' EXIT
-cp docs/examples/* tests/broker/fake-openai.py "$payload/"
+cp docs/examples/* tests/broker/fake-openai.py tests/broker/llm-upstream.sh "$payload/"
 CLOISTER_NSPAWN_PAYLOAD=$payload \
         bash tests/integration/nspawn-run.sh "$PWD/build-demo" "$PWD" "$PWD/docs/examples/demo-suite.sh" |
         sed -e 's/^# //' -e 's/^#$//'

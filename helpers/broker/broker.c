@@ -9,6 +9,7 @@
 
 #include "broker.h"
 #include "log.h"
+#include "signal-util.h"
 
 /* Outside systemd (tests, benchmarks): listen on a path ourselves. */
 static int listen_on(const char *path) {
@@ -63,15 +64,11 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 }
 
 static int add_signals(Broker *b) {
-        sigset_t mask;
         int r;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                return log_error_errno(errno, "Failed to block signals: %m");
+        r = sigprocmask_many(SIG_BLOCK, NULL, SIGTERM, SIGINT, SIGHUP, -1);
+        if (r < 0)
+                return log_error_errno(r, "Failed to block signals: %m");
         signal(SIGPIPE, SIG_IGN);
         r = sd_event_add_signal(b->event, NULL, SIGTERM, NULL, NULL);
         if (r < 0)

@@ -24,7 +24,7 @@ void help_cat(void) {
 }
 
 int verb_cat(char **args, const CtlOptions *o) {
-        CtlModel m = {};
+        _cleanup_(ctl_model_done) CtlModel m = {};
         int r, ret = CTL_EXIT_OK;
 
         if (!args[0]) {
@@ -35,10 +35,8 @@ int verb_cat(char **args, const CtlOptions *o) {
                 log_error("cat prints unit text; --json is not supported for it.");
                 return CTL_EXIT_USAGE;
         }
-        if (ctl_model_load(&m) < 0) {
-                ctl_model_done(&m);
+        if (ctl_model_load(&m) < 0)
                 return CTL_EXIT_FAILURE;
-        }
         for (size_t i = 0; args[i]; i++) {
                 const CtlRole *role = ctl_model_find_role(&m, args[i]);
 
@@ -61,6 +59,5 @@ int verb_cat(char **args, const CtlOptions *o) {
                 if (r < 0)
                         ret = CTL_EXIT_FAILURE;
         }
-        ctl_model_done(&m);
         return ret;
 }

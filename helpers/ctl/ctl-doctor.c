@@ -281,57 +281,77 @@ static int print_text(struct json_object *root, struct json_object *items, const
         return 0;
 }
 
-static int doctor(const CtlModel *m, const CtlOptions *o) {
-        _cleanup_json_ struct json_object *root = json_new_root();
-        struct json_object *items = json_object_new_array();
-        Row *rows = calloc(m->n_roles + m->n_projects + 1, sizeof(Row));
-        SidecarRow *srows = calloc(m->n_sidecars + 1, sizeof(SidecarRow));
-        sd_bus *bus = ctl_bus_open(o);
-        size_t n = 0, ns = 0;
-        bool broken = m->conf_errors;
-        int r = root && items && rows && srows ? 0 : -ENOMEM;
+typedef struct Report {
+        Row *rows;
+        SidecarRow *srows;
+        size_t n, ns;
+        bool broken;
+} Report;
 
-        if (r >= 0)
-                r = add(root, "items", items);
-        if (r >= 0)
-                r = add(root, "conf_problems", strv_json(m->conf_errors));
-        for (size_t i = 0; r >= 0 && i < m->n_roles + m->n_projects + m->n_sidecars; i++) {
+static void report_done(Report *d) {
+        for (size_t i = 0; i < d->n; i++) {
+                free(d->rows[i].services);
+                free(d->rows[i].exposure);
+        }
+        for (size_t i = 0; i < d->ns; i++) {
+                free(d->srows[i].socket_state);
+                free(d->srows[i].runtime_state);
+                free(d->srows[i].reached_by);
+                free(d->srows[i].runtime_exposure);
+                free(d->srows[i].proxy_exposure);
+        }
+        free(d->rows);
+        free(d->srows);
+}
+
+/* One item (and one row) per role, project and sidecar; a problem found marks the report broken. */
+static int doctor_items(const CtlModel *m, sd_bus *bus, struct json_object *items, Report *d) {
+        for (size_t i = 0; i < m->n_roles + m->n_projects + m->n_sidecars; i++) {
                 struct json_object *it = json_object_new_object();
+                int r;
+
                 if (!it || json_object_array_add(items, it) < 0) {
                         json_object_put(it);
-                        r = -ENOMEM;
-                        break;
+                        return -ENOMEM;
                 }
                 if (i < m->n_roles)
-                        r = doctor_role(m, &m->roles[i], it, &rows[n++]);
+                        r = doctor_role(m, &m->roles[i], it, &d->rows[d->n++]);
                 else if (i < m->n_roles + m->n_projects)
-                        r = doctor_project(&m->projects[i - m->n_roles], it, &rows[n++]);
+                        r = doctor_project(&m->projects[i - m->n_roles], it, &d->rows[d->n++]);
                 else
-                        r = doctor_sidecar(bus, &m->sidecars[i - m->n_roles - m->n_projects], it, &srows[ns++]);
+                        r = doctor_sidecar(bus, &m->sidecars[i - m->n_roles - m->n_projects], it, &d->srows[d->ns++]);
+                if (r < 0)
+                        return r;
                 if (r > 0)
-                        broken = true;
+                        d->broken = true;
         }
-        if (r >= 0)
-                r = json_add_bool(root, "ok", !broken);
+        return 0;
+}
+
+static int doctor(const CtlModel *m, const CtlOptions *o) {
+        _cleanup_json_ struct json_object *root = json_new_root();
+        _cleanup_(report_done) Report d = {
+                .rows = calloc(m->n_roles + m->n_projects + 1, sizeof(Row)),
+                .srows = calloc(m->n_sidecars + 1, sizeof(SidecarRow)),
+                .broken = m->conf_errors,
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = ctl_bus_open(o);
+        struct json_object *items = json_object_new_array();
+        int r;
+
+        if (!root || !items || !d.rows || !d.srows) {
+                json_object_put(items);
+                return log_oom();
+        }
+        if (add(root, "items", items) < 0 ||
+            add(root, "conf_problems", strv_json(m->conf_errors)) < 0 ||
+            doctor_items(m, bus, items, &d) < 0 ||
+            json_add_bool(root, "ok", !d.broken) < 0)
+                return log_oom();
+        r = o->json ? json_print(root, o) : print_text(root, items, d.rows, d.n, d.srows, d.ns, o);
         if (r < 0)
-                r = log_oom();
-        else
-                r = o->json ? json_print(root, o) : print_text(root, items, rows, n, srows, ns, o);
-        for (size_t i = 0; i < n; i++) {
-                free(rows[i].services);
-                free(rows[i].exposure);
-        }
-        for (size_t i = 0; i < ns; i++) {
-                free(srows[i].socket_state);
-                free(srows[i].runtime_state);
-                free(srows[i].reached_by);
-                free(srows[i].runtime_exposure);
-                free(srows[i].proxy_exposure);
-        }
-        free(rows);
-        free(srows);
-        sd_bus_flush_close_unref(bus);
-        return r < 0 ? r : broken;
+                return r;
+        return d.broken;
 }
 
 void help_doctor(void) {
@@ -344,16 +364,13 @@ void help_doctor(void) {
 }
 
 int verb_doctor(char **args, const CtlOptions *o) {
-        CtlModel m = {};
-        int r;
+        _cleanup_(ctl_model_done) CtlModel m = {};
 
         if (args[0]) {
                 log_error("doctor takes no arguments.");
                 return CTL_EXIT_USAGE;
         }
-        r = ctl_model_load(&m);
-        if (r >= 0)
-                r = doctor(&m, o);
-        ctl_model_done(&m);
-        return r < 0 ? CTL_EXIT_FAILURE : r > 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
+        if (ctl_model_load(&m) < 0)
+                return CTL_EXIT_FAILURE;
+        return doctor(&m, o) != 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }

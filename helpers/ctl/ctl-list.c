@@ -93,31 +93,21 @@ static int print_table(const Entry *e, size_t n, const CtlOptions *o) {
 }
 
 static struct json_object *entry_json(const Entry *e) {
-        struct json_object *j = json_object_new_object(), *g = json_object_new_array();
-        int r = j && g ? 0 : -ENOMEM;
+        _cleanup_json_ struct json_object *j = json_object_new_object();
 
-        STRV_FOREACH(s, e->grants)
-                if (r >= 0 && json_object_array_add(g, json_object_new_string(*s)) < 0)
-                        r = -ENOMEM;
-        if (r >= 0 && json_object_object_add(j, "grants", g) < 0)
-                r = -ENOMEM;
-        else if (r >= 0)
-                g = NULL;
-        if (r >= 0) r = json_add_string(j, "name", e->name);
-        if (r >= 0) r = json_add_string(j, "kind", e->kind);
-        if (r >= 0) r = json_add_string(j, "config", e->config);
-        if (r >= 0) r = json_add_string(j, "mode", e->mode);
-        if (r >= 0) r = json_add_u64(j, "memory", e->limits ? e->limits->memory : UNSET_U64);
-        if (r >= 0) r = json_add_cpus(j, "cpus", e->limits ? e->limits->cpus_percent : 0);
-        if (r >= 0) r = json_add_u64(j, "tasks", e->limits ? e->limits->tasks : UNSET_U64);
-        if (r >= 0) r = json_add_string(j, "unit", e->unit);
-        if (r >= 0) r = json_add_string(j, "state", e->state);
-        json_object_put(g);
-        if (r < 0) {
-                json_object_put(j);
+        if (!j ||
+            json_add_strv(j, "grants", e->grants) < 0 ||
+            json_add_string(j, "name", e->name) < 0 ||
+            json_add_string(j, "kind", e->kind) < 0 ||
+            json_add_string(j, "config", e->config) < 0 ||
+            json_add_string(j, "mode", e->mode) < 0 ||
+            json_add_u64(j, "memory", e->limits ? e->limits->memory : UNSET_U64) < 0 ||
+            json_add_cpus(j, "cpus", e->limits ? e->limits->cpus_percent : 0) < 0 ||
+            json_add_u64(j, "tasks", e->limits ? e->limits->tasks : UNSET_U64) < 0 ||
+            json_add_string(j, "unit", e->unit) < 0 ||
+            json_add_string(j, "state", e->state) < 0)
                 return NULL;
-        }
-        return j;
+        return TAKE_PTR(j);
 }
 
 /* The roles' and projects' entries as a JSON array; NULL on out of memory. */
@@ -197,91 +187,118 @@ static int print_sidecar_table(const SidecarEntry *e, size_t n, const CtlOptions
 }
 
 static struct json_object *sidecar_json(const SidecarEntry *e) {
-        struct json_object *j = json_object_new_object(), *g = json_object_new_array();
+        _cleanup_json_ struct json_object *j = json_object_new_object();
         const Sidecar *sc = e->c->sidecar;
-        int r = j && g ? 0 : -ENOMEM;
 
-        STRV_FOREACH(s, e->c->reached_by)
-                if (r >= 0 && json_object_array_add(g, json_object_new_string(*s)) < 0)
-                        r = -ENOMEM;
-        if (r >= 0 && json_object_object_add(j, "reached_by", g) < 0)
-                r = -ENOMEM;
-        else if (r >= 0)
-                g = NULL;
-        if (r >= 0) r = json_add_string(j, "name", e->c->name);
-        if (r >= 0) r = json_add_string(j, "kind", "sidecar");
-        if (r >= 0) r = json_add_string(j, "config", ctl_sidecar_generated(e->c) ? "ok" : "refused");
-        if (r >= 0 && json_object_object_add(j, "port", sc ? json_object_new_int(sc->port) : NULL) < 0)
-                r = -ENOMEM;
-        if (r >= 0) r = json_add_string(j, "health", sc ? sc->health : NULL);
-        if (r >= 0) r = json_add_u64(j, "memory", sc ? sc->limits.memory : UNSET_U64);
-        if (r >= 0) r = json_add_cpus(j, "cpus", sc ? sc->limits.cpus_percent : 0);
-        if (r >= 0) r = json_add_u64(j, "tasks", sc ? sc->limits.tasks : UNSET_U64);
-        if (r >= 0) r = json_add_string(j, "gpus", sc ? sc->gpus : NULL);
-        if (r >= 0) r = json_add_string(j, "unit", e->unit);
-        if (r >= 0) r = json_add_string(j, "state", e->state);
-        if (r >= 0) r = json_add_string(j, "runtime_unit", e->runtime_unit);
-        if (r >= 0) r = json_add_string(j, "runtime_state", e->runtime_state);
-        json_object_put(g);
-        if (r < 0) {
-                json_object_put(j);
+        if (!j ||
+            json_add_strv(j, "reached_by", e->c->reached_by) < 0 ||
+            json_add_string(j, "name", e->c->name) < 0 ||
+            json_add_string(j, "kind", "sidecar") < 0 ||
+            json_add_string(j, "config", ctl_sidecar_generated(e->c) ? "ok" : "refused") < 0 ||
+            json_object_object_add(j, "port", sc ? json_object_new_int(sc->port) : NULL) < 0 ||
+            json_add_string(j, "health", sc ? sc->health : NULL) < 0 ||
+            json_add_u64(j, "memory", sc ? sc->limits.memory : UNSET_U64) < 0 ||
+            json_add_cpus(j, "cpus", sc ? sc->limits.cpus_percent : 0) < 0 ||
+            json_add_u64(j, "tasks", sc ? sc->limits.tasks : UNSET_U64) < 0 ||
+            json_add_string(j, "gpus", sc ? sc->gpus : NULL) < 0 ||
+            json_add_string(j, "unit", e->unit) < 0 ||
+            json_add_string(j, "state", e->state) < 0 ||
+            json_add_string(j, "runtime_unit", e->runtime_unit) < 0 ||
+            json_add_string(j, "runtime_state", e->runtime_state) < 0)
                 return NULL;
+        return TAKE_PTR(j);
+}
+
+typedef struct Listing {
+        Entry *e;
+        SidecarEntry *se;
+        size_t n, ns;
+} Listing;
+
+static void listing_done(Listing *l) {
+        for (size_t i = 0; l->e && i < l->n; i++)
+                entry_done(&l->e[i]);
+        for (size_t i = 0; l->se && i < l->ns; i++)
+                sidecar_entry_done(&l->se[i]);
+        free(l->e);
+        free(l->se);
+}
+
+/* An entry per role and project, with its unit's state, then one per sidecar. */
+static int collect(const CtlModel *m, sd_bus *bus, Listing *l) {
+        int r;
+
+        for (size_t i = 0; i < m->n_roles; i++) {
+                r = role_entry(&m->roles[i], &l->e[l->n++]);
+                if (r < 0)
+                        return r;
         }
-        return j;
+        for (size_t i = 0; i < m->n_projects; i++) {
+                r = project_entry(&m->projects[i], &l->e[l->n++]);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < l->n; i++) {
+                if (!l->e[i].unit)
+                        continue;
+                r = ctl_unit_state(bus, l->e[i].unit, &l->e[i].state);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < m->n_sidecars; i++) {
+                r = sidecar_entry(bus, &m->sidecars[i], &l->se[l->ns++]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int print_json(const Listing *l, const CtlOptions *o) {
+        _cleanup_json_ struct json_object *root = json_new_root(), *a = entries_json(l->e, l->n);
+
+        if (!root || !a)
+                return log_oom();
+        for (size_t i = 0; i < l->ns; i++) {
+                struct json_object *j = sidecar_json(&l->se[i]);
+                if (!j || json_object_array_add(a, j) < 0) {
+                        json_object_put(j);
+                        return log_oom();
+                }
+        }
+        if (json_object_object_add(root, "entries", a) < 0)
+                return log_oom();
+        TAKE_PTR(a);
+        return json_print(root, o);
+}
+
+static int print_text(const Listing *l, const CtlOptions *o) {
+        int r;
+
+        r = print_table(l->e, l->n, o);
+        if (r < 0)
+                return r;
+        if (l->ns > 0) {
+                if (o->tty)
+                        putchar('\n');
+                r = print_sidecar_table(l->se, l->ns, o);
+                if (r < 0)
+                        return r;
+        }
+        if (o->tty)
+                printf("\n%zu entries listed.\n", l->n + l->ns);
+        return 0;
 }
 
 static int list(const CtlModel *m, const CtlOptions *o) {
-        size_t total = m->n_roles + m->n_projects, n = 0, ns = 0;
-        Entry *e = calloc(total + 1, sizeof(Entry));
-        SidecarEntry *se = calloc(m->n_sidecars + 1, sizeof(SidecarEntry));
-        sd_bus *bus = ctl_bus_open(o);
-        int r = e && se ? 0 : -ENOMEM;
+        _cleanup_(listing_done) Listing l = {
+                .e = calloc(m->n_roles + m->n_projects + 1, sizeof(Entry)),
+                .se = calloc(m->n_sidecars + 1, sizeof(SidecarEntry)),
+        };
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = ctl_bus_open(o);
 
-        for (size_t i = 0; r >= 0 && i < m->n_roles; i++)
-                r = role_entry(&m->roles[i], &e[n++]);
-        for (size_t i = 0; r >= 0 && i < m->n_projects; i++)
-                r = project_entry(&m->projects[i], &e[n++]);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if (e[i].unit)
-                        r = ctl_unit_state(bus, e[i].unit, &e[i].state);
-        for (size_t i = 0; r >= 0 && i < m->n_sidecars; i++)
-                r = sidecar_entry(bus, &m->sidecars[i], &se[ns++]);
-        if (r < 0)
-                r = log_oom();
-        else if (o->json) {
-                _cleanup_json_ struct json_object *root = json_new_root();
-                struct json_object *a = entries_json(e, n);
-                for (size_t i = 0; a && i < ns; i++) {
-                        struct json_object *j = sidecar_json(&se[i]);
-                        if (!j || json_object_array_add(a, j) < 0) {
-                                json_object_put(j);
-                                json_object_put(TAKE_PTR(a));
-                        }
-                }
-                if (root && a && json_object_object_add(root, "entries", a) >= 0)
-                        r = json_print(root, o);
-                else {
-                        json_object_put(a);
-                        r = log_oom();
-                }
-        } else {
-                r = print_table(e, n, o);
-                if (r >= 0 && ns > 0) {
-                        if (o->tty)
-                                putchar('\n');
-                        r = print_sidecar_table(se, ns, o);
-                }
-                if (r >= 0 && o->tty)
-                        printf("\n%zu entries listed.\n", n + ns);
-        }
-        for (size_t i = 0; e && i < n; i++)
-                entry_done(&e[i]);
-        for (size_t i = 0; se && i < ns; i++)
-                sidecar_entry_done(&se[i]);
-        free(e);
-        free(se);
-        sd_bus_flush_close_unref(bus);
-        return r;
+        if (!l.e || !l.se || collect(m, bus, &l) < 0)
+                return log_oom();
+        return o->json ? print_json(&l, o) : print_text(&l, o);
 }
 
 void help_list(void) {
@@ -291,16 +308,13 @@ void help_list(void) {
 }
 
 int verb_list(char **args, const CtlOptions *o) {
-        CtlModel m = {};
-        int r;
+        _cleanup_(ctl_model_done) CtlModel m = {};
 
         if (args[0]) {
                 log_error("list takes no arguments.");
                 return CTL_EXIT_USAGE;
         }
-        r = ctl_model_load(&m);
-        if (r >= 0)
-                r = list(&m, o);
-        ctl_model_done(&m);
-        return r < 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
+        if (ctl_model_load(&m) < 0)
+                return CTL_EXIT_FAILURE;
+        return list(&m, o) < 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }

@@ -157,13 +157,15 @@ int ctl_model_load(CtlModel *m) {
         if (r < 0)
                 return log_oom();
         r = load_kind(m, "roles", ".role", ctl_model_add_role);
-        if (r >= 0)
-                r = load_kind(m, "projects", ".project", ctl_model_add_project);
-        if (r >= 0)
-                r = load_kind(m, "sidecars", ".sidecar", ctl_model_add_sidecar);
-        if (r >= 0)
-                r = note_grants(m);
-        return r;
+        if (r < 0)
+                return r;
+        r = load_kind(m, "projects", ".project", ctl_model_add_project);
+        if (r < 0)
+                return r;
+        r = load_kind(m, "sidecars", ".sidecar", ctl_model_add_sidecar);
+        if (r < 0)
+                return r;
+        return note_grants(m);
 }
 
 void ctl_model_done(CtlModel *m) {

@@ -106,6 +106,19 @@ static int add_value(struct json_object *obj, const char *key, struct json_objec
         return 0;
 }
 
+int json_add_strv(struct json_object *obj, const char *key, char * const *l) {
+        struct json_object *a = json_object_new_array();
+
+        if (!a)
+                return -ENOMEM;
+        STRV_FOREACH(s, l)
+                if (json_object_array_add(a, json_object_new_string(*s)) < 0) {
+                        json_object_put(a);
+                        return -ENOMEM;
+                }
+        return add_value(obj, key, a);
+}
+
 int json_add_u64(struct json_object *obj, const char *key, uint64_t value) {
         struct json_object *v = NULL;
 

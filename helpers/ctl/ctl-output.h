@@ -34,6 +34,8 @@ struct json_object *json_new_root(void);
 /* Shorthands that tolerate NULL values (json null). */
 int json_add_string(struct json_object *obj, const char *key, const char *value);
 int json_add_bool(struct json_object *obj, const char *key, bool value);
+/* An array of the strings, [] for an empty or NULL list. */
+int json_add_strv(struct json_object *obj, const char *key, char * const *l);
 /* An integer; UNSET_U64 (unset) is null. */
 int json_add_u64(struct json_object *obj, const char *key, uint64_t value);
 /* CPUs= as a number of CPUs (150 → 1.5); 0 (unset) is null. */

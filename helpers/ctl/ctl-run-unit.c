@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* cloisterctl run, the systemd side: StartTransientUnit with the profile rendered by
- * lib/profile-bus, then (with --wait) the unit's end, as systemd-run --wait does. */
+ * lib/profile/profile-bus.c, then (with --wait) the unit's end, as systemd-run --wait does. */
 #include <signal.h>
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
@@ -45,7 +45,7 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
 /* The role's private /tmp and /var/tmp, mounted by PID 1 for this run only (lib/profile). */
 static int append_tmp_mount(sd_bus_message *m, const Role *role, const char *which) {
         _cleanup_free_ char *where = profile_tmp_path(role, which), *esc = NULL, *name = NULL;
-        UnitSettings s = {};
+        _cleanup_(unit_settings_done) UnitSettings s = {};
         int r;
 
         if (!where || !(esc = unit_name_path_escape(where)) || !(name = strprintf("%s.mount", esc)))
@@ -54,90 +54,99 @@ static int append_tmp_mount(sd_bus_message *m, const Role *role, const char *whi
         if (r < 0)
                 return log_oom();
         r = sd_bus_message_open_container(m, 'r', "sa(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r >= 0)
-                r = profile_bus_append(m, &s, role->run_instance);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        unit_settings_done(&s);
-        return r;
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "s", name);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        r = profile_bus_append(m, &s, role->run_instance);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(m);
 }
 
 /* The locked profile: the template's static rows, then the role's, as in agent@ROLE. */
 static int append_profile(sd_bus_message *m, const RunUnit *u) {
-        UnitSettings st = {}, rs = {};
+        _cleanup_(unit_settings_done) UnitSettings st = {}, rs = {};
         int r;
 
-        r = profile_static(&st);
-        if (r >= 0)
-                r = profile_role(u->role, u->conf, &rs);
-        if (r < 0) {
-                unit_settings_done(&st);
+        if (profile_static(&st) < 0 || profile_role(u->role, u->conf, &rs) < 0)
                 return log_oom();
-        }
         r = profile_bus_append(m, &st, u->role->run_instance);
-        if (r >= 0)
-                r = profile_bus_append(m, &rs, u->role->run_instance);
-        unit_settings_done(&st);
-        unit_settings_done(&rs);
+        if (r < 0)
+                return r;
+        r = profile_bus_append(m, &rs, u->role->run_instance);
         if (r < 0)
                 return r;
 
         /* Not part of the profile: how this client follows the run. */
-        if (u->pipe)
+        if (u->pipe) {
                 r = sd_bus_message_append(m, "(sv)(sv)(sv)",
                                           "StandardInputFileDescriptor", "h", STDIN_FILENO,
                                           "StandardOutputFileDescriptor", "h", STDOUT_FILENO,
                                           "StandardErrorFileDescriptor", "h", STDERR_FILENO);
-        if (r >= 0 && u->wait) /* the unit stays until we have read its result */
-                r = sd_bus_message_append(m, "(sv)(sv)", "AddRef", "b", 1,
-                                          "CollectMode", "s", "inactive-or-failed");
-        return r;
+                if (r < 0)
+                        return r;
+        }
+        if (u->wait) /* the unit stays until we have read its result */
+                return sd_bus_message_append(m, "(sv)(sv)", "AddRef", "b", 1,
+                                             "CollectMode", "s", "inactive-or-failed");
+        return 0;
+}
+
+/* The properties, then the auxiliary units (StartTransientUnit's "a(sv)" and "a(sa(sv))"). */
+static int append_start_transient(sd_bus_message *m, const RunUnit *u) {
+        int r;
+
+        r = sd_bus_message_append(m, "ss", u->name, "fail");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        r = append_profile(m, u);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sa(sv))");
+        if (r < 0)
+                return r;
+        r = append_tmp_mount(m, u->role, "tmp");
+        if (r < 0)
+                return r;
+        r = append_tmp_mount(m, u->role, "var-tmp");
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(m);
 }
 
 static int start_transient(sd_bus *bus, const RunUnit *u, char **ret_job) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         const char *job;
         int r;
 
         r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                            "org.freedesktop.systemd1.Manager", "StartTransientUnit");
         if (r >= 0)
-                r = sd_bus_message_append(m, "ss", u->name, "fail");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r >= 0)
-                r = append_profile(m, u);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sa(sv))");
-        if (r >= 0)
-                r = append_tmp_mount(m, u->role, "tmp");
-        if (r >= 0)
-                r = append_tmp_mount(m, u->role, "var-tmp");
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r < 0) {
-                sd_bus_message_unref(m);
+                r = append_start_transient(m, u);
+        if (r < 0)
                 return r == -EOPNOTSUPP || r == -EBADMSG ? r : log_error_errno(r, "Cannot build the StartTransientUnit call: %m");
-        }
         r = sd_bus_call(bus, m, 0, &error, &reply);
-        sd_bus_message_unref(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to start %s: %s", u->name, error.message ?: strerror(-r));
         r = sd_bus_message_read(reply, "o", &job);
-        if (r >= 0)
-                *ret_job = strdup(job);
-        sd_bus_message_unref(reply);
         if (r < 0)
                 return log_error_errno(r, "Unexpected answer to StartTransientUnit: %m");
+        *ret_job = strdup(job);
         return *ret_job ? 0 : log_oom();
 }
 
@@ -231,8 +240,31 @@ static bool unit_done(sd_bus *bus, const RunUnit *u, RunState *s, int *ret) {
         return true;
 }
 
+/* JobRemoved for the start job, PropertiesChanged of the unit with --wait. */
+static int subscribe(sd_bus *bus, const RunUnit *u, RunState *s) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", u->name, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                "org.freedesktop.systemd1.Manager", "JobRemoved", on_job_removed, s);
+        if (r < 0)
+                return r;
+        if (u->wait) {
+                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.systemd1", path,
+                                        "org.freedesktop.DBus.Properties", "PropertiesChanged", on_properties_changed, s);
+                if (r < 0)
+                        return r;
+        }
+        /* PID 1 sends its signals only while someone is subscribed */
+        return sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                  "org.freedesktop.systemd1.Manager", "Subscribe", NULL, NULL, NULL);
+}
+
 int run_unit_start(const RunUnit *u) {
-        _cleanup_free_ char *job = NULL, *path = NULL;
+        _cleanup_free_ char *job = NULL;
         struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: poll() returns */
         sd_bus *bus = NULL;
         RunState s = {};
@@ -243,16 +275,7 @@ int run_unit_start(const RunUnit *u) {
                 log_error_errno(r, "Cannot connect to the system bus: %m");
                 return CTL_EXIT_FAILURE;
         }
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", u->name, &path);
-        if (r >= 0)
-                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                        "org.freedesktop.systemd1.Manager", "JobRemoved", on_job_removed, &s);
-        if (r >= 0 && u->wait)
-                r = sd_bus_match_signal(bus, NULL, "org.freedesktop.systemd1", path,
-                                        "org.freedesktop.DBus.Properties", "PropertiesChanged", on_properties_changed, &s);
-        if (r >= 0) /* PID 1 sends its signals only while someone is subscribed */
-                r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                       "org.freedesktop.systemd1.Manager", "Subscribe", NULL, NULL, NULL);
+        r = subscribe(bus, u, &s);
         if (r < 0) {
                 log_error_errno(r, "Cannot subscribe to systemd's signals: %m");
                 goto finish;

@@ -43,11 +43,28 @@ static int mkdir_p(const char *path) {
 }
 
 /* <tmp>/etc/systemd/system/{agent@.service, agent@<role>.service.d/NAME.conf} */
+static int write_parts(const char *sys, const char *dropins, const UnitPart *parts, size_t n) {
+        const char *base = strrchr(parts[0].path, '/');
+        int r;
+
+        r = mkdir_p(dropins);
+        if (r < 0)
+                return r;
+        r = write_part(sys, base ? base + 1 : parts[0].path, &parts[0]);
+        if (r < 0)
+                return r;
+        for (size_t i = 1; i < n; i++) {
+                r = write_part(dropins, parts[i].name, &parts[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int stage_unit(const CtlModel *m, const CtlRole *role, const char *tmp) {
         _cleanup_free_ char *sys = strprintf("%s/etc/systemd/system", tmp), *dropins = NULL;
         UnitPart *parts = NULL;
         size_t n = 0;
-        const char *base;
         int r;
 
         if (!sys || !(dropins = strprintf("%s/agent@%s.service.d", sys, role->name)))
@@ -55,13 +72,7 @@ static int stage_unit(const CtlModel *m, const CtlRole *role, const char *tmp) {
         r = ctl_unit_text(m, role, &parts, &n);
         if (r < 0)
                 return r;
-        if (r >= 0)
-                r = mkdir_p(dropins);
-        base = strrchr(parts[0].path, '/');
-        if (r >= 0)
-                r = write_part(sys, base ? base + 1 : parts[0].path, &parts[0]);
-        for (size_t i = 1; r >= 0 && i < n; i++)
-                r = write_part(dropins, parts[i].name, &parts[i]);
+        r = write_parts(sys, dropins, parts, n);
         unit_parts_free(parts, n);
         return r;
 }
@@ -129,21 +140,43 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
         return 0;
 }
 
+/* A staging directory for systemd-analyze --root=, removed with its contents at the end of
+ * the scope. */
+static void staging_removep(char **dir) {
+        if (!*dir)
+                return;
+        (void) nftw(*dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        *dir = mfree(*dir);
+}
+
+static int staging_new(char **ret) {
+        char tmp[] = "/tmp/cloisterctl-security-XXXXXX";
+
+        if (!mkdtemp(tmp))
+                return log_error_errno(errno, "Failed to create a temporary directory: %m");
+        *ret = strdup(tmp);
+        if (!*ret) {
+                (void) rmdir(tmp);
+                return log_oom();
+        }
+        return 0;
+}
+
 int ctl_security_exposure(const CtlModel *m, const CtlRole *role, char **ret) {
         _cleanup_free_ char *unit = strprintf("agent@%s.service", role->name);
-        char tmp[] = "/tmp/cloisterctl-security-XXXXXX";
+        _cleanup_(staging_removep) char *tmp = NULL;
         int r;
 
         *ret = NULL;
         if (!unit)
                 return log_oom();
-        if (!mkdtemp(tmp))
-                return log_error_errno(errno, "Failed to create a temporary directory: %m");
+        r = staging_new(&tmp);
+        if (r < 0)
+                return r;
         r = stage_unit(m, role, tmp);
-        if (r >= 0)
-                r = run_analyze(tmp, unit, ret);
-        (void) nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        return r;
+        if (r < 0)
+                return r;
+        return run_analyze(tmp, unit, ret);
 }
 
 /* <tmp>/etc/systemd/system/{sidecar@NAME.socket, sidecar@NAME.service, sidecar-runtime@NAME.service}:
@@ -156,45 +189,45 @@ static int stage_sidecar(const Sidecar *sc, const char *tmp) {
         if (!sys)
                 return log_oom();
         r = mkdir_p(sys);
-        for (SidecarUnitKind k = 0; r >= 0 && k < _SIDECAR_UNIT_MAX; k++) {
+        if (r < 0)
+                return r;
+        for (SidecarUnitKind k = 0; k < _SIDECAR_UNIT_MAX; k++) {
                 _cleanup_free_ char *name = profile_sidecar_unit_name(k, sc->name),
                         *path = name ? strprintf("%s/%s", sys, name) : NULL;
-                UnitSettings s = {};
+                _cleanup_(unit_settings_done) UnitSettings s = {};
                 FILE *f;
 
-                if (!path || profile_sidecar_units[k].render(sc, &s) < 0) {
-                        unit_settings_done(&s);
+                if (!path || profile_sidecar_units[k].render(sc, &s) < 0)
                         return log_oom();
-                }
                 f = fopen(path, "we");
                 if (!f)
-                        r = log_error_errno(errno, "Failed to create %s: %m", path);
-                else {
-                        r = unit_settings_write(f, &s);
-                        if (fclose(f) != 0 && r >= 0)
-                                r = log_error_errno(errno, "Failed to write %s: %m", path);
-                }
-                unit_settings_done(&s);
+                        return log_error_errno(errno, "Failed to create %s: %m", path);
+                r = unit_settings_write(f, &s);
+                if (fclose(f) != 0 && r >= 0)
+                        r = log_error_errno(errno, "Failed to write %s: %m", path);
+                if (r < 0)
+                        return r;
         }
-        return r;
+        return 0;
 }
 
 int ctl_security_exposure_sidecar(const Sidecar *sc, char **ret_runtime, char **ret_proxy) {
         _cleanup_free_ char *runtime = profile_sidecar_unit_name(SIDECAR_UNIT_RUNTIME, sc->name),
                 *proxy = profile_sidecar_unit_name(SIDECAR_UNIT_PROXY, sc->name);
-        char tmp[] = "/tmp/cloisterctl-security-XXXXXX";
+        _cleanup_(staging_removep) char *tmp = NULL;
         int r;
 
         *ret_runtime = *ret_proxy = NULL;
         if (!runtime || !proxy)
                 return log_oom();
-        if (!mkdtemp(tmp))
-                return log_error_errno(errno, "Failed to create a temporary directory: %m");
+        r = staging_new(&tmp);
+        if (r < 0)
+                return r;
         r = stage_sidecar(sc, tmp);
-        if (r >= 0)
-                r = run_analyze(tmp, runtime, ret_runtime);
-        if (r >= 0)
-                r = run_analyze(tmp, proxy, ret_proxy);
-        (void) nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        return r;
+        if (r < 0)
+                return r;
+        r = run_analyze(tmp, runtime, ret_runtime);
+        if (r < 0)
+                return r;
+        return run_analyze(tmp, proxy, ret_proxy);
 }

@@ -151,15 +151,14 @@ int unit_part_write(const UnitPart *p, FILE *out) {
         return 0;
 }
 
-int ctl_unit_text(const CtlModel *m, const CtlRole *role, UnitPart **ret, size_t *ret_n) {
-        _cleanup_free_ char *unit_name = strprintf("agent@%s.service", role->name), *unit = NULL;
+/* The unit file, the drop-ins found, and cloister's own drop-in rendered from the model when
+ * none was generated yet. */
+static int collect_parts(const CtlModel *m, const CtlRole *role, const char *unit_name, UnitPart **parts, size_t *n) {
         const char *gen = ctl_generator_dir(m->unit_dirs);
-        UnitPart *parts = NULL;
-        size_t n = 0;
+        _cleanup_free_ char *unit = NULL;
+        char *text;
         int r;
 
-        if (!unit_name)
-                return log_oom();
         r = first_in_path(m->unit_dirs, unit_name, &unit);
         if (r == 0)
                 r = first_in_path(m->unit_dirs, "agent@.service", &unit);
@@ -167,15 +166,29 @@ int ctl_unit_text(const CtlModel *m, const CtlRole *role, UnitPart **ret, size_t
                 return r;
         if (!unit)
                 return log_error_errno(ENOENT, "No agent@.service template in the unit path; is cloister installed?");
-        r = add_part(&parts, &n, NULL, TAKE_PTR(unit), NULL);
-        if (r >= 0)
-                r = collect_dropins(m->unit_dirs, role->name, gen, &parts, &n);
-        if (r >= 0 && role->role && !have_dropin(parts + 1, n - 1, OWN_DROPIN)) {
-                char *text = render_dropin(m, role);
-                r = text ? add_part(&parts, &n, OWN_DROPIN,
-                                    strprintf("%s/%s.d/" OWN_DROPIN, gen ?: "/run/systemd/generator", unit_name), text)
-                         : log_oom();
-        }
+        r = add_part(parts, n, NULL, TAKE_PTR(unit), NULL);
+        if (r < 0)
+                return r;
+        r = collect_dropins(m->unit_dirs, role->name, gen, parts, n);
+        if (r < 0)
+                return r;
+        if (!role->role || have_dropin(*parts + 1, *n - 1, OWN_DROPIN))
+                return 0;
+        text = render_dropin(m, role);
+        if (!text)
+                return log_oom();
+        return add_part(parts, n, OWN_DROPIN, strprintf("%s/%s.d/" OWN_DROPIN, gen ?: "/run/systemd/generator", unit_name), text);
+}
+
+int ctl_unit_text(const CtlModel *m, const CtlRole *role, UnitPart **ret, size_t *ret_n) {
+        _cleanup_free_ char *unit_name = strprintf("agent@%s.service", role->name);
+        UnitPart *parts = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!unit_name)
+                return log_oom();
+        r = collect_parts(m, role, unit_name, &parts, &n);
         if (r < 0) {
                 unit_parts_free(parts, n);
                 return r;

@@ -221,17 +221,16 @@ static int install_npm(const InstallOptions *o, const Project *p, const char *tm
         r = write_file(dst, data, size, 0644);
         if (r < 0)
                 return r;
-        {
-                /* integrity of every tarball is enforced by npm ci from the lockfile;
-                 * --ignore-scripts: no install script runs with this unit's egress */
-                char *argv[] = { (char *) o->npm, (char *) "ci", (char *) "--ignore-scripts", (char *) "--no-audit",
-                                 (char *) "--no-fund", (char *) "--no-update-notifier", (char *) "--cache",
-                                 (char *) cache, NULL };
-                r = run(argv, tmp);
-        }
-        if (r >= 0)
-                r = rm_rf(cache);
-        return r;
+
+        /* integrity of every tarball is enforced by npm ci from the lockfile;
+         * --ignore-scripts: no install script runs with this unit's egress */
+        char *argv[] = { (char *) o->npm, (char *) "ci", (char *) "--ignore-scripts", (char *) "--no-audit",
+                         (char *) "--no-fund", (char *) "--no-update-notifier", (char *) "--cache",
+                         (char *) cache, NULL };
+        r = run(argv, tmp);
+        if (r < 0)
+                return r;
+        return rm_rf(cache);
 }
 
 static int update_link(const InstallOptions *o, const Project *p, DepsEcosystem e, const char *final) {
@@ -253,10 +252,41 @@ static int update_link(const InstallOptions *o, const Project *p, DepsEcosystem 
         return 0;
 }
 
+/* Installs the set into the fresh directory `tmp`, the completeness marker last, syncs it and
+ * renames it to `final`: a set at its final path is whole, even after a crash. */
+static int install_into(const InstallOptions *o, const Project *p, DepsEcosystem e, const char *data, size_t size,
+                        const char *sha, int lock, const char *tmp, const char *final) {
+        _cleanup_free_ char *copy = NULL, *marker = NULL;
+        int r;
+
+        if (chmod(tmp, 0755) < 0)
+                return log_error_errno(errno, "Failed to chmod %s: %m", tmp);
+        copy = strprintf("%s/%s", tmp, e == DEPS_NPM ? "package-lock.json" : ".cloister-lockfile");
+        marker = strprintf("%s/" DEPS_COMPLETE_MARKER, tmp);
+        if (!copy || !marker)
+                return log_oom();
+        r = write_file(copy, data, size, 0644);
+        if (r < 0)
+                return r;
+        r = e == DEPS_PIP ? install_pip(o, tmp, copy) : install_npm(o, p, tmp);
+        if (r < 0)
+                return r;
+        if (e == DEPS_PIP && unlink(copy) < 0)
+                return log_error_errno(errno, "Failed to remove %s: %m", copy);
+        r = write_file(marker, sha, strlen(sha), 0644);
+        if (r < 0)
+                return r;
+        if (syncfs(lock) < 0)
+                return log_error_errno(errno, "Failed to sync %s: %m", o->cache_dir);
+        if (rename(tmp, final) < 0)
+                return log_error_errno(errno, "Failed to rename %s to %s: %m", tmp, final);
+        return 0;
+}
+
 int deps_install_set(const InstallOptions *o, const Project *p, DepsEcosystem e) {
         const char *eco = deps_ecosystem_to_string(e);
         _cleanup_free_ char *path = project_lockfile_path(p, e), *data = NULL, *final = NULL, *tmp = NULL,
-                *copy = NULL, *marker = NULL, *pattern = NULL;
+                *pattern = NULL;
         _cleanup_close_ int lock = -1;
         char sha[65];
         size_t size;
@@ -302,37 +332,16 @@ int deps_install_set(const InstallOptions *o, const Project *p, DepsEcosystem e)
                 tmp = mkdtemp(pattern) ? strdup(pattern) : NULL;
                 if (!tmp)
                         return errno == ENOMEM ? log_oom() : log_error_errno(errno, "Failed to create %s: %m", pattern);
-                if (chmod(tmp, 0755) < 0) {
-                        r = log_error_errno(errno, "Failed to chmod %s: %m", tmp);
-                        goto fail;
+                r = install_into(o, p, e, data, size, sha, lock, tmp, final);
+                if (r < 0) {
+                        (void) rm_rf(tmp);
+                        return r;
                 }
-                copy = strprintf("%s/%s", tmp, e == DEPS_NPM ? "package-lock.json" : ".cloister-lockfile");
-                marker = strprintf("%s/" DEPS_COMPLETE_MARKER, tmp);
-                if (!copy || !marker) {
-                        r = log_oom();
-                        goto fail;
-                }
-                r = write_file(copy, data, size, 0644);
-                if (r >= 0)
-                        r = e == DEPS_PIP ? install_pip(o, tmp, copy) : install_npm(o, p, tmp);
-                if (r >= 0 && e == DEPS_PIP && unlink(copy) < 0)
-                        r = log_error_errno(errno, "Failed to remove %s: %m", copy);
-                if (r >= 0)
-                        r = write_file(marker, sha, strlen(sha), 0644);
-                if (r >= 0 && syncfs(lock) < 0)
-                        r = log_error_errno(errno, "Failed to sync %s: %m", o->cache_dir);
-                if (r >= 0 && rename(tmp, final) < 0)
-                        r = log_error_errno(errno, "Failed to rename %s to %s: %m", tmp, final);
-                if (r < 0)
-                        goto fail;
                 log_info("%s: %s set materialised at %s.", path, eco, final);
         }
         r = update_link(o, p, e, final);
-        if (r >= 0)
-                printf("%s %s materialised\n", eco, final);
-        return r;
-
-fail:
-        (void) rm_rf(tmp);
-        return r;
+        if (r < 0)
+                return r;
+        printf("%s %s materialised\n", eco, final);
+        return 0;
 }

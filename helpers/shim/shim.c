@@ -15,6 +15,7 @@
 #include "network-mode.h"
 #include "sandbox-check.h"
 #include "shim-env.h"
+#include "signal-util.h"
 #include "strv.h"
 #include "supervise.h"
 
@@ -119,26 +120,20 @@ static int broker_relay_start(uint16_t port, Relay **ret) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        sd_event *e = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         int one = 1, r;
 
         if (fd < 0)
                 return log_error_errno(errno, "Cannot create the broker relay socket: %m");
-        /* six descriptors per relayed connection: the shim takes the hard limit for itself;
-         * supervise() gives the agent back the soft limit it was started with */
-        struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < rl.rlim_max) {
-                saved_nofile = rl;
-                rl.rlim_cur = rl.rlim_max;
-                (void) setrlimit(RLIMIT_NOFILE, &rl);
-        }
+        /* supervise() gives the agent back the soft limit it was started with */
+        relay_raise_nofile(&saved_nofile);
         (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(fd, SOMAXCONN) < 0)
                 return log_error_errno(errno, "Cannot listen on 127.0.0.1:%u for the broker relay: %m", (unsigned) port);
         r = sd_event_default(&e);
-        if (r >= 0)
-                r = relay_new(e, fd, SANDBOX_BROKER_SOCKET, ret);
-        sd_event_unref(e);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the broker relay: %m");
+        r = relay_new(e, fd, SANDBOX_BROKER_SOCKET, ret);
         if (r < 0)
                 return log_error_errno(r, "Cannot start the broker relay: %m");
         TAKE_FD(fd); /* the relay's event source uses it for the shim's lifetime */
@@ -202,12 +197,9 @@ int main(int argc, char *argv[]) {
                 /* The agent died of a signal: die of the same one, so systemd sees it. */
                 int sig = r - SUPERVISE_SIGNALED;
                 struct sigaction sa = { .sa_handler = SIG_DFL };
-                sigset_t m;
 
                 sigaction(sig, &sa, NULL);
-                sigemptyset(&m);
-                sigaddset(&m, sig);
-                sigprocmask(SIG_UNBLOCK, &m, NULL);
+                (void) sigprocmask_many(SIG_UNBLOCK, NULL, sig, -1);
                 raise(sig);
                 return 128 + sig;
         }

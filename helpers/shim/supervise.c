@@ -7,6 +7,7 @@
 
 #include "exit-status.h"
 #include "log.h"
+#include "signal-util.h"
 #include "supervise.h"
 
 /* systemd's RuntimeMaxSec= and the shim count Timeout= from nearly the same moment: a
@@ -96,19 +97,36 @@ static int exit_status_of(const Supervisor *sv) {
         return SUPERVISE_SIGNALED + sv->status.si_status; /* the caller re-raises it */
 }
 
+/* The agent's exit, the signals passed on to it, and its deadline. */
+static int watch_agent(Supervisor *sv, sd_event_source **ret_child) {
+        static const int passed_signals[] = { SIGHUP, SIGINT, SIGTERM };
+        int r;
+
+        r = sd_event_add_child(sv->event, ret_child, sv->agent, WEXITED, on_child, sv);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(passed_signals); i++) {
+                r = sd_event_add_signal(sv->event, NULL, passed_signals[i], on_signal, sv);
+                if (r < 0)
+                        return r;
+        }
+        if (sv->opts->timeout == 0)
+                return 0;
+        sv->deadline = now_monotonic() + sv->opts->timeout;
+        /* systemd's RuntimeMaxSec= normally fires first (and sets the unit's result to
+         * "timeout"); this timer holds even if that was lifted. */
+        return sd_event_add_time(sv->event, NULL, CLOCK_MONOTONIC, sv->deadline + DEADLINE_SLACK_USEC,
+                                 TIMER_ACCURACY_USEC, on_deadline, sv);
+}
+
 int supervise(const SuperviseOptions *o) {
         Supervisor sv = { .opts = o };
         sd_event_source *child = NULL;
-        sigset_t mask;
         int r;
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGCHLD);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
-                log_error_errno(errno, "sigprocmask() failed: %m");
+        r = sigprocmask_many(SIG_BLOCK, NULL, SIGTERM, SIGINT, SIGHUP, SIGCHLD, -1);
+        if (r < 0) {
+                log_error_errno(r, "sigprocmask() failed: %m");
                 return CLOISTER_EXIT_CANNOT_EXEC;
         }
         r = sd_event_default(&sv.event);
@@ -124,17 +142,7 @@ int supervise(const SuperviseOptions *o) {
         if (sv.agent == 0)
                 exec_agent(o);
 
-        r = sd_event_add_child(sv.event, &child, sv.agent, WEXITED, on_child, &sv);
-        for (int sig = SIGHUP; r >= 0 && sig <= SIGTERM; sig++)
-                if (sig == SIGHUP || sig == SIGINT || sig == SIGTERM)
-                        r = sd_event_add_signal(sv.event, NULL, sig, on_signal, &sv);
-        if (r >= 0 && o->timeout > 0) {
-                sv.deadline = now_monotonic() + o->timeout;
-                /* systemd's RuntimeMaxSec= normally fires first (and sets the unit's result to
-                 * "timeout"); this timer holds even if that was lifted. */
-                r = sd_event_add_time(sv.event, NULL, CLOCK_MONOTONIC, sv.deadline + DEADLINE_SLACK_USEC,
-                                      TIMER_ACCURACY_USEC, on_deadline, &sv);
-        }
+        r = watch_agent(&sv, &child);
         if (r < 0) {
                 (void) kill(sv.agent, SIGKILL);
                 log_error_errno(r, "Failed to set up supervision: %m");

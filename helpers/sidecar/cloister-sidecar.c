@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -10,6 +9,8 @@
 #include "log.h"
 #include "parse-util.h"
 #include "proxy.h"
+#include "relay.h"
+#include "signal-util.h"
 
 static int parse_args(int argc, char *argv[], ProxyOptions *o) {
         enum { ARG_PORT = 0x100, ARG_HEALTH, ARG_START_TIMEOUT, ARG_MAX_CONNECTIONS };
@@ -66,16 +67,6 @@ static int parse_args(int argc, char *argv[], ProxyOptions *o) {
         return 0;
 }
 
-/* Six descriptors per relayed connection (two sockets, two pipes): take the hard limit. */
-static void raise_nofile(void) {
-        struct rlimit rl;
-
-        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < rl.rlim_max) {
-                rl.rlim_cur = rl.rlim_max;
-                (void) setrlimit(RLIMIT_NOFILE, &rl);
-        }
-}
-
 static int listen_fds(const char *name, int **ret, size_t *ret_n) {
         int n = sd_listen_fds(true), *fds;
 
@@ -103,39 +94,39 @@ static int listen_fds(const char *name, int **ret, size_t *ret_n) {
 
 static int sidecar_run(const ProxyOptions *o) {
         _cleanup_free_ int *fds = NULL;
-        sd_event *e = NULL;
-        Proxy *p = NULL;
-        sigset_t mask;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(proxy_freep) Proxy *p = NULL;   /* freed before its event loop */
         size_t n = 0;
         int r;
 
         r = listen_fds(o->name, &fds, &n);
         if (r < 0)
                 return r;
-        raise_nofile();
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
+        relay_raise_nofile(NULL);
+        r = sigprocmask_many(SIG_BLOCK, NULL, SIGTERM, SIGINT, -1);
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot block SIGTERM and SIGINT: %m", o->name);
         (void) signal(SIGPIPE, SIG_IGN);
 
         r = sd_event_default(&e);
-        if (r >= 0)
-                r = sd_event_add_signal(e, NULL, SIGTERM, NULL, NULL);
-        if (r >= 0)
-                r = sd_event_add_signal(e, NULL, SIGINT, NULL, NULL);
-        if (r >= 0)
-                r = proxy_new(e, o, fds, n, &p);
-        if (r < 0) {
-                sd_event_unref(e);
+        if (r < 0)
                 return log_error_errno(r, "%s: cannot set up the proxy: %m", o->name);
-        }
+        r = sd_event_add_signal(e, NULL, SIGTERM, NULL, NULL);
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot set up the proxy: %m", o->name);
+        r = sd_event_add_signal(e, NULL, SIGINT, NULL, NULL);
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot set up the proxy: %m", o->name);
+        r = proxy_new(e, o, fds, n, &p);
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot set up the proxy: %m", o->name);
+
         (void) sd_notify(false, "READY=1");
         r = sd_event_loop(e);
         (void) sd_notify(false, "STOPPING=1");
-        proxy_free(p);
-        sd_event_unref(e);
-        return r < 0 ? log_error_errno(r, "%s: event loop failed: %m", o->name) : 0;
+        if (r < 0)
+                return log_error_errno(r, "%s: event loop failed: %m", o->name);
+        return 0;
 }
 
 int main(int argc, char *argv[]) {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
 #include "parse-util.h"
 
 typedef struct ProxyOptions {
@@ -21,3 +22,4 @@ typedef struct Proxy Proxy;
 
 int proxy_new(sd_event *e, const ProxyOptions *o, const int *listen_fds, size_t n_listen_fds, Proxy **ret);
 Proxy *proxy_free(Proxy *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Proxy *, proxy_free);

@@ -336,3 +336,14 @@ Relay *relay_free(Relay *r) {
 unsigned relay_connections(const Relay *r) {
         return r->n_connections;
 }
+
+void relay_raise_nofile(struct rlimit *ret_saved) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        if (ret_saved)
+                *ret_saved = rl;
+        rl.rlim_cur = rl.rlim_max;
+        (void) setrlimit(RLIMIT_NOFILE, &rl);
+}

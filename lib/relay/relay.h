@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <systemd/sd-event.h>
 
@@ -29,3 +30,9 @@ Relay *relay_free(Relay *r);
 
 /* Connections currently open. */
 unsigned relay_connections(const Relay *r);
+
+/* Six descriptors per relayed connection (two sockets, two pipes): a relaying process takes
+ * the hard RLIMIT_NOFILE for itself. Stores the limit it started with in `ret_saved` (may be
+ * NULL), for a child that should get the soft limit back. Best effort: a failure leaves the
+ * limit as it was. */
+void relay_raise_nofile(struct rlimit *ret_saved);
