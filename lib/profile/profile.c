@@ -8,6 +8,7 @@
 #include "policy.h"
 #include "profile.h"
 #include "project.h"
+#include "systemd-version.h"
 
 /* Every agent, whatever its mode: the most closed state (mode "none"). A role's drop-in only
  * adds what its keys grant. */
@@ -560,6 +561,8 @@ int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) 
                 r = add_identity_and_durability(&s, role);
         if (r >= 0 && role->gpus)
                 r = profile_add_gpus(&s, role->gpus, role->path);
+        if (r >= 0)
+                r = profile_add_versioned(&s, systemd_version());
         if (r < 0) {
                 unit_settings_done(&s);
                 return r;
