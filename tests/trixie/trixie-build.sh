@@ -5,8 +5,9 @@
 # changed (a volatile overlay, systemd-nspawn without boot, no network); the source is bound
 # read-only and BUILD (on the host) receives the build directory.
 #
-#   trixie-build.sh SOURCE_ROOT BUILD [MESON_TEST_ARGS...]
+#   trixie-build.sh SOURCE_ROOT BUILD [MESON_TEST_ARGS... | --install]
 #
+# --install: `meson install` into BUILD/dest (what nspawn-trixie.sh boots with).
 # With MESON_TEST_ARGS, `meson test -C BUILD --print-errorlogs MESON_TEST_ARGS` runs in the
 # root after the build (e.g. --suite unit --suite generator). Exit status: that of the build
 # or the tests; 2 when the root is not prepared.
@@ -26,7 +27,12 @@ inner="set -e
 cd /src
 [ -f '$build/build.ninja' ] || meson setup '$build' --prefix=/usr -Dwerror=true -Dintegration-tests=disabled
 meson compile -C '$build'"
-if [ $# -gt 0 ]; then
+if [ "${1:-}" = --install ]; then
+        # DESTDIR inside BUILD (bound): what nspawn-trixie.sh boots with
+        inner="$inner
+rm -rf '$build/dest'
+DESTDIR='$build/dest' meson install -C '$build' --no-rebuild --quiet >/dev/null"
+elif [ $# -gt 0 ]; then
         inner="$inner
 meson test -C '$build' --print-errorlogs $(printf '%q ' "$@")"
 fi
