@@ -22,9 +22,12 @@ bash .ci/install-deps
 step "prepare: the VM tier's kernel and initramfs, the pinned MCP SDK"
 bash tests/vm/vm-image.sh prepare
 bash tests/mcp-sdk/nspawn-mcp-sdk.sh prepare
+step "prepare: the Debian 13 root (mmdebstrap) and its VM tier's kernel"
+bash tests/trixie/trixie-root.sh prepare
+bash tests/trixie/vm-trixie.sh prepare
 
 build=${BUILD_DIR:-build-ci}
-rm -rf "$build" "$build-asan" "$build-fuzz" "$build-package"
+rm -rf "$build" "$build-asan" "$build-fuzz" "$build-package" "$build-trixie"
 # On failure, what the failed tests printed (their TAP diagnostics), as the last thing shown.
 on_exit() {
         local rc=$?
@@ -47,6 +50,17 @@ wait "$vm_pid" || rc=$?
 step "the VM tier's output"
 cat "$build/vm-tier.log"
 [ "$rc" = 0 ] || { echo "run-all: the tests failed"; exit 1; }
+
+# Debian 13 beside Debian 12 (tests/trixie/): built in the cached trixie root with its gcc 14
+# and libsystemd 257, the build-time suites there, then systemd 257 as PID 1 in nspawn and,
+# on cgroup v2, in a trixie guest with its own 6.12 kernel. Each TAP stream is kept.
+step "Debian 13 (systemd 257): build and tests in the trixie root, its nspawn and VM tiers"
+bash tests/trixie/trixie-build.sh . "$build-trixie" --suite unit --suite generator --suite ctl --suite docs --suite man
+bash tests/trixie/nspawn-trixie.sh . "$build-trixie" sandbox battery lifecycle run broker > "$build-trixie.nspawn.tap" ||
+        { grep -B2 -A8 '^not ok' "$build-trixie.nspawn.tap"; echo "run-all: the Debian 13 nspawn tier failed"; exit 1; }
+bash tests/trixie/vm-trixie.sh . "$build-trixie" limits battery > "$build-trixie.vm.tap" ||
+        { grep -B2 -A8 '^not ok' "$build-trixie.vm.tap"; echo "run-all: the Debian 13 VM tier failed"; exit 1; }
+grep '^# suite .*s$' "$build-trixie.nspawn.tap" "$build-trixie.vm.tap"
 
 # Leaks and memory errors under valgrind: the C test programs (unit tests, the fuzz corpora
 # replayed) and the generator as the generator tests run it (tests/meson.build).

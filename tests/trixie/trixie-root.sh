@@ -26,6 +26,10 @@ PKGS=(meson ninja-build pkg-config gcc
       systemd systemd-sysv dbus libnss-systemd util-linux iproute2 procps python3 python3-httpx
       scdoc man-db curl zsh xz-utils ca-certificates)
 
+# What a first boot would do (ConditionNeedsUpdate=): done once here, or every boot of the
+# volatile root spends a minute of TCG time rebuilding the linker cache and the catalog.
+FIRST_BOOT_DONE='chroot "$1" ldconfig && chroot "$1" journalctl --update-catalog && touch "$1/etc/.updated" "$1/var/.updated"'
+
 log() { printf '# trixie-root: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
 
@@ -54,6 +58,7 @@ prepare)
         timeout 1800 mmdebstrap --mode=root --variant=apt --include="$include" \
                 --aptopt='APT::Install-Recommends "false"' \
                 --customize-hook='echo cloister-trixie > "$1/etc/hostname"' \
+                --customize-hook="$FIRST_BOOT_DONE" \
                 trixie "$ROOT.tmp" "$SOURCES" >&2 || die "mmdebstrap failed"
         # systemd 257 in the root, or this is not the root the tiers mean
         compgen -G "$ROOT.tmp/usr/lib/*/systemd/libsystemd-core-257.so" >/dev/null ||
