@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # psi.sh OUT: whether this process can register a memory pressure trigger on its own cgroup
 # (write to its memory.pressure), as systemd 254+'s default MemoryPressureWatch=auto allows
-# a service: "psi=written" or "psi=refused ERROR", and the file's owner, in OUT.
+# a service: "psi=written" or "psi=refused ERROR", and the file's owner, in OUT ("-": stdout,
+# for a systemd-run --pipe control, whose pipe a dynamic user cannot reopen).
 cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
 f=$cg/memory.pressure
 owner=$(stat -c %u:%g "$f" 2>&1)
 if err=$(exec 2>&1; printf 'some 150000 1000000' > "$f"); then
-        echo "psi=written owner=$owner uid=$(id -u)" > "$1"
+        result="psi=written owner=$owner uid=$(id -u)"
 else
-        echo "psi=refused owner=$owner uid=$(id -u) $err" > "$1"
+        result="psi=refused owner=$owner uid=$(id -u) $err"
 fi
+if [ "$1" = - ]; then echo "$result"; else echo "$result" > "$1"; fi
