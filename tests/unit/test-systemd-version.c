@@ -54,6 +54,10 @@ static void test_rows(void) {
         ok(!unit_settings_get(&s, "Service", "MemoryPressureWatch"), "253: no MemoryPressureWatch= (added in 254)");
         unit_settings_done(&s);
         s = (UnitSettings) {};
+        is_int(profile_add_versioned(&s, 254), 0, "rendering for 254 succeeds");
+        is_str(unit_settings_get(&s, "Service", "MemoryPressureWatch"), "no", "254: MemoryPressureWatch=no (the first version that has it)");
+        unit_settings_done(&s);
+        s = (UnitSettings) {};
         is_int(profile_add_versioned(&s, 257), 0, "rendering for 257 succeeds");
         is_str(unit_settings_get(&s, "Service", "MemoryPressureWatch"), "no",
                "257: MemoryPressureWatch=no (the agent gets no writable memory.pressure)");
