@@ -47,6 +47,7 @@ SOURCES = {
     "nspawn-run": read("tests/integration/suite-run.sh"),
     "nspawn-deps": read("tests/integration/suite-deps.sh"),
     "nspawn-mcp-sdk": read("tests/integration/suite-mcp-sdk.sh"),
+    "nspawn-quickstart": read("tests/integration/suite-quickstart.sh"),
     "ctl": read("tests/ctl/*.sh"),
     "cloister-deps": read("tests/deps/test-cloister-deps.sh"),
     "unit": read("tests/unit/test-*.c", "tests/deps/test-deps.c", "policy/check-keys.py"),

@@ -81,14 +81,6 @@ static bool dir_contract_holds(const Sidecar *sc) {
 }
 
 static int write_sidecar(const GeneratorOutput *o, const Sidecar *sc, char * const *reached_by) {
-        static const struct {
-                const char *prefix, *suffix;
-                int (*render)(const Sidecar *sc, UnitSettings *ret);
-        } units[] = {
-                { "sidecar@",         ".socket",  profile_sidecar_socket },
-                { "sidecar@",         ".service", profile_sidecar_proxy },
-                { "sidecar-runtime@", ".service", profile_sidecar_runtime },
-        };
         _cleanup_strv_free_ char **comments = NULL;
         _cleanup_free_ char *link = strprintf("sockets.target.wants/sidecar@%s.socket", sc->name),
                 *target = strprintf("../sidecar@%s.socket", sc->name);
@@ -109,15 +101,15 @@ static int write_sidecar(const GeneratorOutput *o, const Sidecar *sc, char * con
                         return log_oom();
         }
 
-        for (size_t i = 0; i < ELEMENTSOF(units) && r >= 0; i++) {
-                _cleanup_free_ char *name = strprintf("%s%s%s", units[i].prefix, sc->name, units[i].suffix);
+        for (SidecarUnitKind k = 0; k < _SIDECAR_UNIT_MAX && r >= 0; k++) {
+                _cleanup_free_ char *name = profile_sidecar_unit_name(k, sc->name);
                 UnitSettings s = {};
 
                 if (!name)
                         return log_oom();
-                if (units[i].render(sc, &s) < 0)
+                if (profile_sidecar_units[k].render(sc, &s) < 0)
                         return log_oom();
-                r = generator_write_unit_commented(o, name, sc->path, i == 0 ? comments : NULL, &s);
+                r = generator_write_unit_commented(o, name, sc->path, k == SIDECAR_UNIT_SOCKET ? comments : NULL, &s);
                 unit_settings_done(&s);
         }
         return r >= 0 ? generator_add_symlink(o, link, target) : r;

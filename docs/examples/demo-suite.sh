@@ -5,8 +5,7 @@
 # agent printed and the broker's audit record.
 set -u
 . "$PAYLOAD/tap.sh"
-mkdir -p "$CLOISTER_CFG/roles" "$CLOISTER_CFG/cloister.conf.d" /srv/cloister-demo/out /etc/credstore
-chmod 0777 /srv/cloister-demo/out
+mkdir -p "$CLOISTER_CFG/roles" "$CLOISTER_CFG/cloister.conf.d" /etc/credstore
 
 # A local example upstream standing in for Ollama, vLLM or a hosted API (loopback only).
 coproc UP { exec python3 "$PAYLOAD/extra/fake-openai.py" --port 0 --lifetime 120 --require-auth sk-demo-key; }
@@ -18,8 +17,8 @@ Endpoint=http://127.0.0.1:$port/v1
 Model=example-model
 APIKeyCredential=llm-key
 EOF2
-# The example agent lives at the path the role names; here it is the payload copy.
-sed "s|^Exec=.*|Exec=$PAYLOAD/extra/what-do-i-see.sh|" "$PAYLOAD/extra/reviewer.role" > "$CLOISTER_CFG/roles/reviewer.role"
+# The example role as shipped: its agent is the installed /usr/share/cloister/examples/what-do-i-see.sh.
+cp "$PAYLOAD/extra/reviewer.role" "$CLOISTER_CFG/roles/reviewer.role"
 diag "\$ cat /etc/cloister/cloister.conf.d/50-llm.conf"
 diag "$(cat "$CLOISTER_CFG/cloister.conf.d/50-llm.conf")"
 diag "\$ cat /etc/cloister/roles/reviewer.role"
@@ -32,11 +31,11 @@ diag "\$ journalctl -u agent@reviewer -o cat"
 diag "$(journalctl -b -u agent@reviewer.service -o cat)"
 diag "\$ journalctl MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b -o verbose   (the broker's audit record)"
 diag "$(journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b -o verbose | grep -E '^    (MESSAGE|CLOISTER_[A-Z_]*)=')"
-diag "\$ cat /srv/cloister-demo/out/result.txt"
-diag "$(cat /srv/cloister-demo/out/result.txt 2>&1)"
-check "the sealed agent ran and wrote its result" grep -q "hello from the host" /srv/cloister-demo/out/result.txt
+diag "\$ cat /var/lib/cloister-output/reviewer/result.txt"
+diag "$(cat /var/lib/cloister-output/reviewer/result.txt 2>&1)"
+check "the sealed agent ran and wrote its result" grep -q "hello from the host" /var/lib/cloister-output/reviewer/result.txt
 check "it saw only lo" bash -c 'journalctl -b -u agent@reviewer.service -o cat | grep -qE "^network devices: lo ?$"'
-check "it got an answer through the broker" grep -q "example-model: echo: review my patch" /srv/cloister-demo/out/result.txt
+check "it got an answer through the broker" grep -q "example-model: echo: review my patch" /var/lib/cloister-output/reviewer/result.txt
 check "the broker recorded the call for role reviewer" bash -c \
         'journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b CLOISTER_ROLE=reviewer -o cat | grep -q "→ 200"'
 tap_done

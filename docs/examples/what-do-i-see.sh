@@ -11,6 +11,9 @@ echo "no_new_privs: $(status NoNewPrivs), seccomp mode: $(status Seccomp)"
 if (exec 3<>/dev/tcp/192.0.2.1/443) 2>/dev/null; then echo "reached the outside"; else echo "no way out: no route to anywhere"; fi
 echo "under /run: $(find /run -mindepth 1 2>/dev/null | tr '\n' ' ')"
 echo "OPENAI_BASE_URL=$OPENAI_BASE_URL OPENAI_API_KEY=$OPENAI_API_KEY (a placeholder)"
+if [ -z "${OPENAI_BASE_URL:-}" ]; then
+        answer="(no broker in network mode $CLOISTER_NETWORK: nothing to ask)"
+else
 answer=$(python3 - <<'PY'
 import json, os, urllib.request
 req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions",
@@ -20,5 +23,6 @@ r = json.load(urllib.request.urlopen(req, timeout=20))
 print(r["model"] + ": " + r["choices"][0]["message"]["content"])
 PY
 )
+fi
 echo "the LLM (through the broker) says: $answer"
-echo "$GREETING; $answer" > /output/result.txt && echo "wrote /output/result.txt"
+echo "${GREETING:-hello}; $answer" > /output/result.txt && echo "wrote /output/result.txt"

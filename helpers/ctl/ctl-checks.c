@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include "ctl-checks.h"
 #include "ctl-root.h"
@@ -54,13 +57,72 @@ static int check_read_only_mounts(const char *path, const ReadOnlyMount *mounts,
         return r;
 }
 
+/* Whether the named `user` may write a directory of mode/owner `st`: as its owner, through
+ * its primary or a supplementary group, or as anyone. An ACL (which may grant more) is not
+ * read: such a directory is taken as the admin's deliberate choice. */
+static bool named_user_can_write(const char *path, const char *user, const struct stat *st) {
+        struct passwd *pw = getpwnam(user);
+        gid_t groups[64];
+        int n = ELEMENTSOF(groups);
+
+        if (!pw || getxattr(path, "system.posix_acl_access", NULL, 0) > 0)
+                return true; /* nothing to say: User= is checked at start, an ACL is the admin's */
+        if (st->st_mode & S_IWOTH)
+                return true;
+        if (st->st_uid == pw->pw_uid)
+                return st->st_mode & S_IWUSR;
+        if (getgrouplist(user, pw->pw_gid, groups, &n) < 0)
+                return true;
+        for (int i = 0; i < n; i++)
+                if (groups[i] == st->st_gid)
+                        return st->st_mode & S_IWGRP;
+        return false;
+}
+
+/* An explicit Output= must exist and be writable by the role's user. A dynamic user's UID
+ * is allocated when the unit starts, so no owner, group or ACL entry can name it before:
+ * only the "other" write bit lets it write (1777, sticky like /tmp). Under --root a named
+ * user cannot be looked up: only existence is checked. */
+static int check_output(const Role *role, char ***problems) {
+        _cleanup_free_ char *p = NULL;
+        struct stat st;
+
+        if (!role->output)
+                return 0;
+        p = ctl_root_path(role->output);
+        if (!p)
+                return log_oom();
+        if (stat(p, &st) < 0)
+                return problem(problems, role->path, "Output", NULL, strprintf(
+                               "%s does not exist: create it for the agent with \"install -d -m 1777 %s\", "
+                               "or remove Output= to use the directory systemd manages, /var/lib/cloister-output/%s",
+                               role->output, role->output, role->name));
+        if (!S_ISDIR(st.st_mode))
+                return problem(problems, role->path, "Output", NULL, strprintf(
+                               "%s is not a directory; remove Output= to use the directory systemd manages, "
+                               "/var/lib/cloister-output/%s", role->output, role->name));
+        if (!role->user && !(st.st_mode & S_IWOTH))
+                return problem(problems, role->path, "Output", NULL, strprintf(
+                               "%s (mode %04o) is not writable by the role's dynamic user, whose UID is allocated at "
+                               "start: \"chmod 1777 %s\", or remove Output= to use the directory systemd manages, "
+                               "/var/lib/cloister-output/%s", role->output, (unsigned) (st.st_mode & 07777),
+                               role->output, role->name));
+        if (role->user && !ctl_root() && !named_user_can_write(p, role->user, &st))
+                return problem(problems, role->path, "Output", NULL, strprintf(
+                               "%s (mode %04o, owner %u:%u) is not writable by User=%s: \"chown %s %s\", "
+                               "or remove Output= to use the directory systemd manages, /var/lib/cloister-output/%s",
+                               role->output, (unsigned) (st.st_mode & 07777), (unsigned) st.st_uid,
+                               (unsigned) st.st_gid, role->user, role->user, role->output, role->name));
+        return 0;
+}
+
 int ctl_check_mounts(const Role *role, char ***problems) {
         int r = 0;
 
         if (role->input && !host_path_exists(role->input))
                 r = problem(problems, role->path, "Input", NULL, strprintf("%s does not exist", role->input));
-        if (r >= 0 && role->output && !host_path_exists(role->output))
-                r = problem(problems, role->path, "Output", NULL, strprintf("%s does not exist", role->output));
+        if (r >= 0)
+                r = check_output(role, problems);
         if (r >= 0)
                 r = check_read_only_mounts(role->path, role->read_only_mounts, role->n_read_only_mounts,
                                            role->read_only_mount_specs, problems);

@@ -150,26 +150,19 @@ int ctl_security_exposure(const CtlModel *m, const CtlRole *role, char **ret) {
  * full unit files, as the generator writes them (the proxy's JoinsNamespaceOf= and the
  * socket's Service= resolve within the copy). */
 static int stage_sidecar(const Sidecar *sc, const char *tmp) {
-        static const struct {
-                const char *prefix, *suffix;
-                int (*render)(const Sidecar *sc, UnitSettings *ret);
-        } units[] = {
-                { "sidecar@",         ".socket",  profile_sidecar_socket },
-                { "sidecar@",         ".service", profile_sidecar_proxy },
-                { "sidecar-runtime@", ".service", profile_sidecar_runtime },
-        };
         _cleanup_free_ char *sys = strprintf("%s/etc/systemd/system", tmp);
         int r;
 
         if (!sys)
                 return log_oom();
         r = mkdir_p(sys);
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(units); i++) {
-                _cleanup_free_ char *path = strprintf("%s/%s%s%s", sys, units[i].prefix, sc->name, units[i].suffix);
+        for (SidecarUnitKind k = 0; r >= 0 && k < _SIDECAR_UNIT_MAX; k++) {
+                _cleanup_free_ char *name = profile_sidecar_unit_name(k, sc->name),
+                        *path = name ? strprintf("%s/%s", sys, name) : NULL;
                 UnitSettings s = {};
                 FILE *f;
 
-                if (!path || units[i].render(sc, &s) < 0) {
+                if (!path || profile_sidecar_units[k].render(sc, &s) < 0) {
                         unit_settings_done(&s);
                         return log_oom();
                 }
@@ -187,8 +180,8 @@ static int stage_sidecar(const Sidecar *sc, const char *tmp) {
 }
 
 int ctl_security_exposure_sidecar(const Sidecar *sc, char **ret_runtime, char **ret_proxy) {
-        _cleanup_free_ char *runtime = strprintf("sidecar-runtime@%s.service", sc->name),
-                *proxy = strprintf("sidecar@%s.service", sc->name);
+        _cleanup_free_ char *runtime = profile_sidecar_unit_name(SIDECAR_UNIT_RUNTIME, sc->name),
+                *proxy = profile_sidecar_unit_name(SIDECAR_UNIT_PROXY, sc->name);
         char tmp[] = "/tmp/cloisterctl-security-XXXXXX";
         int r;
 

@@ -30,7 +30,10 @@ const char *mount_path_check(const char *path) {
 
 const char *writable_path_check(const char *path) {
         static const char *const system[] = { "/etc", "/usr", "/boot", "/bin", "/sbin", "/lib",
-                                              "/lib32", "/lib64", "/libx32", "/var/lib/cloister" };
+                                              "/lib32", "/lib64", "/libx32", "/var/lib/cloister",
+                                              /* the output systemd manages for roles without Output=,
+                                               * and every dynamic user's state */
+                                              "/var/lib/cloister-output", "/var/lib/private" };
         static const char *const exact[] = { "/var", "/var/lib", "/home", "/root", "/srv", "/opt", "/tmp", "/var/tmp" };
         const char *reason = mount_path_check(path);
 

@@ -134,6 +134,11 @@ static const ConfKey role_table[] = {
         BROKER_POLICY_KEYS(Role, broker),
 };
 
+const ConfKey *role_keys(size_t *ret_n) {
+        *ret_n = ELEMENTSOF(role_table);
+        return role_table;
+}
+
 typedef struct RoleParse {
         ConfTableParse table;   /* first: the userdata of conf_table_handler() */
         Role *role;

@@ -66,5 +66,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Role *, role_free);
  * path:line and key. `dirs` are the configuration directories (for the project file). */
 int role_load(const char *path, const CloisterConf *conf, char * const *dirs, Role **ret);
 
+/* Every key a role file may set (the parser's table), for the profile's key table and its test. */
+const ConfKey *role_keys(size_t *ret_n);
+
 /* The tools of MCP upstream `upstream` that AllowTool= grants (a new strv, may be empty). */
 char **role_allowed_tools(const Role *role, const char *upstream);

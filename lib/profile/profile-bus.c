@@ -5,127 +5,11 @@
 #include "cmdline.h"
 #include "log.h"
 #include "parse-util.h"
+#include "directives.h"
 #include "profile-bus.h"
 
-typedef enum BusKind {
-        BUS_STRING,             /* s, specifiers expand */
-        BUS_STDIO,              /* s: journal, null, inherit … (no "file:"/"fd:" forms) */
-        BUS_STRV,               /* as: words, specifiers expand */
-        BUS_BOOL,               /* b */
-        BUS_SIZE,               /* t: bytes, "infinity" */
-        BUS_UINT,               /* t */
-        BUS_SEC,                /* t: microseconds, the property renamed …Sec → …USec */
-        BUS_CPU_QUOTA,          /* t: CPUQuotaPerSecUSec */
-        BUS_MODE,               /* u: octal */
-        BUS_CAPS,               /* t: only the empty set */
-        BUS_SECURE_BITS,        /* i */
-        BUS_NAMESPACES,         /* t: RestrictNamespaces=yes|no */
-        BUS_ERRNO,              /* i */
-        BUS_RLIMIT,             /* t Limit… and t Limit…Soft */
-        BUS_ALLOW_DENY,         /* (bas): "~" denies */
-        BUS_IP_ACCESS,          /* a(iayu) */
-        BUS_BIND,               /* a(ssbt) */
-        BUS_TMPFS,              /* a(ss) */
-        BUS_EXEC,               /* a(sasb) */
-        BUS_EXIT_STATUS,        /* (aiai) */
-} BusKind;
-
-typedef struct BusProperty {
-        const char *section;
-        const char *key;
-        BusKind kind;
-        const char *property;   /* NULL: the key */
-} BusProperty;
-
-/* Every directive the profile model emits (lib/profile/profile.c), and nothing else: a new one is a
- * row here, or cloisterctl run refuses to start (the unit test renders every role shape). */
-static const BusProperty bus_properties[] = {
-        { "Unit",    "Description",             BUS_STRING, NULL },
-        { "Unit",    "Documentation",           BUS_STRV, NULL },
-        { "Unit",    "SourcePath",              BUS_STRING, NULL },
-        { "Unit",    "RequiresMountsFor",       BUS_STRV, NULL },
-        { "Unit",    "Wants",                   BUS_STRV, NULL },
-        { "Unit",    "Requires",                BUS_STRV, NULL },
-        { "Unit",    "After",                   BUS_STRV, NULL },
-        { "Unit",    "StopWhenUnneeded",        BUS_BOOL, NULL },
-        { "Service", "Type",                    BUS_STRING, NULL },
-        { "Service", "NotifyAccess",            BUS_STRING, NULL },
-        { "Service", "ExecStart",               BUS_EXEC, NULL },
-        { "Service", "ExecStartPre",            BUS_EXEC, NULL },
-        { "Service", "ExecStopPost",            BUS_EXEC, NULL },
-        { "Service", "Restart",                 BUS_STRING, NULL },
-        { "Service", "RestartPreventExitStatus", BUS_EXIT_STATUS, NULL },
-        { "Service", "KillMode",                BUS_STRING, NULL },
-        { "Service", "TimeoutStopSec",          BUS_SEC, "TimeoutStopUSec" },
-        { "Service", "RuntimeMaxSec",           BUS_SEC, "RuntimeMaxUSec" },
-        { "Service", "DynamicUser",             BUS_BOOL, NULL },
-        { "Service", "User",                    BUS_STRING, NULL },
-        { "Service", "StateDirectory",          BUS_STRV, NULL },
-        { "Service", "Environment",             BUS_STRV, NULL },
-        { "Service", "PrivateUsers",            BUS_BOOL, NULL },
-        { "Service", "NoNewPrivileges",         BUS_BOOL, NULL },
-        { "Service", "CapabilityBoundingSet",   BUS_CAPS, NULL },
-        { "Service", "AmbientCapabilities",     BUS_CAPS, NULL },
-        { "Service", "SecureBits",              BUS_SECURE_BITS, NULL },
-        { "Service", "ProtectSystem",           BUS_STRING, NULL },
-        { "Service", "ProtectHome",             BUS_STRING, NULL },
-        { "Service", "PrivateTmp",              BUS_BOOL, NULL },
-        { "Service", "PrivateDevices",          BUS_BOOL, NULL },
-        { "Service", "DevicePolicy",            BUS_STRING, NULL },
-        { "Service", "PrivateNetwork",          BUS_BOOL, NULL },
-        { "Service", "PrivateIPC",              BUS_BOOL, NULL },
-        { "Service", "PrivateMounts",           BUS_BOOL, NULL },
-        { "Service", "ProtectKernelTunables",   BUS_BOOL, NULL },
-        { "Service", "ProtectKernelModules",    BUS_BOOL, NULL },
-        { "Service", "ProtectKernelLogs",       BUS_BOOL, NULL },
-        { "Service", "ProtectClock",            BUS_BOOL, NULL },
-        { "Service", "ProtectHostname",         BUS_BOOL, NULL },
-        { "Service", "ProtectControlGroups",    BUS_BOOL, NULL },
-        { "Service", "ProtectProc",             BUS_STRING, NULL },
-        { "Service", "ProcSubset",              BUS_STRING, NULL },
-        { "Service", "RestrictNamespaces",      BUS_NAMESPACES, NULL },
-        { "Service", "RestrictSUIDSGID",        BUS_BOOL, NULL },
-        { "Service", "RestrictRealtime",        BUS_BOOL, NULL },
-        { "Service", "LockPersonality",         BUS_BOOL, NULL },
-        { "Service", "MemoryDenyWriteExecute",  BUS_BOOL, NULL },
-        { "Service", "KeyringMode",             BUS_STRING, NULL },
-        { "Service", "RemoveIPC",               BUS_BOOL, NULL },
-        { "Service", "UMask",                   BUS_MODE, NULL },
-        { "Service", "LimitCORE",               BUS_RLIMIT, NULL },
-        { "Service", "SystemCallArchitectures", BUS_STRV, NULL },
-        { "Service", "SystemCallFilter",        BUS_ALLOW_DENY, NULL },
-        { "Service", "SystemCallErrorNumber",   BUS_ERRNO, NULL },
-        { "Service", "RestrictAddressFamilies", BUS_ALLOW_DENY, NULL },
-        { "Service", "IPAddressDeny",           BUS_IP_ACCESS, NULL },
-        { "Service", "IPAddressAllow",          BUS_IP_ACCESS, NULL },
-        { "Service", "TemporaryFileSystem",     BUS_TMPFS, NULL },
-        { "Service", "InaccessiblePaths",       BUS_STRV, NULL },
-        { "Service", "BindPaths",               BUS_BIND, NULL },
-        { "Service", "BindReadOnlyPaths",       BUS_BIND, NULL },
-        { "Service", "MemoryMax",               BUS_SIZE, NULL },
-        { "Service", "MemorySwapMax",           BUS_SIZE, NULL },
-        { "Service", "MemoryPressureWatch",     BUS_STRING, NULL },   /* 254+ (systemd-version.c) */
-        { "Service", "TasksMax",                BUS_UINT, NULL },
-        { "Service", "CPUQuota",                BUS_CPU_QUOTA, "CPUQuotaPerSecUSec" },
-        { "Service", "StandardOutput",          BUS_STDIO, NULL },
-        { "Service", "StandardError",           BUS_STDIO, NULL },
-        /* the private /tmp of a run (profile_tmp_mount()), an auxiliary transient unit */
-        { "Mount",   "What",                    BUS_STRING, NULL },
-        { "Mount",   "Where",                   BUS_STRING, NULL },
-        { "Mount",   "Type",                    BUS_STRING, NULL },
-        { "Mount",   "Options",                 BUS_STRING, NULL },
-        { "Mount",   "DirectoryMode",           BUS_MODE, NULL },
-};
-
-static const BusProperty *bus_property_find(const char *section, const char *key) {
-        for (size_t i = 0; i < ELEMENTSOF(bus_properties); i++)
-                if (streq(bus_properties[i].section, section) && streq(bus_properties[i].key, key))
-                        return &bus_properties[i];
-        return NULL;
-}
-
 const char *profile_bus_property(const char *section, const char *key) {
-        const BusProperty *p = bus_property_find(section, key);
+        const Directive *p = directive_find(section, key);
         return p ? p->property ?: p->key : NULL;
 }
 
@@ -174,6 +58,25 @@ static int append_words_array(sd_bus_message *m, char * const *words) {
         return r < 0 ? r : sd_bus_message_close_container(m);
 }
 
+/* A property whose value is a container: "(sv)" with `name`, the variant of type `variant`,
+ * and the variant's own container (`type`, `contents`), left open for the caller's items;
+ * close_property() closes all three. */
+static int open_property(sd_bus_message *m, const char *name, const char *variant, char type, const char *contents) {
+        int r = sd_bus_message_open_container(m, 'r', "sv");
+
+        if (r >= 0)
+                r = sd_bus_message_append_basic(m, 's', name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', variant);
+        return r < 0 ? r : sd_bus_message_open_container(m, type, contents);
+}
+
+static int close_property(sd_bus_message *m, int r) {
+        for (int i = 0; i < 3 && r >= 0; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 static int append_allow_deny(sd_bus_message *m, const char *name, const char *v) {
         _cleanup_strv_free_ char **words = NULL;
         int allow = v[0] != '~', r;
@@ -181,20 +84,12 @@ static int append_allow_deny(sd_bus_message *m, const char *name, const char *v)
         r = split_words(allow ? v : v + 1, &words);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(m, 's', name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "(bas)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "bas");
+        r = open_property(m, name, "(bas)", 'r', "bas");
         if (r >= 0)
                 r = sd_bus_message_append_basic(m, 'b', &allow);
         if (r >= 0)
                 r = append_words_array(m, words);
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
+        return close_property(m, r);
 }
 
 static int append_ip_prefix(sd_bus_message *m, int family, const char *addr, unsigned prefixlen) {
@@ -300,19 +195,11 @@ static int append_array_of(sd_bus_message *m, const char *name, const char *sign
         r = split_words(v, &words);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(m, 's', name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', variant);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', signature);
+        r = open_property(m, name, variant, 'a', signature);
         STRV_FOREACH(w, words)
                 if (r >= 0)
                         r = append_word(m, *w);
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
+        return close_property(m, r);
 }
 
 /* Exec*= without prefixes, or with "+" alone (cloister-stage's privileged step, sent as
@@ -335,13 +222,7 @@ static int append_exec(sd_bus_message *m, const char *name, const char *v) {
                 return -EBADMSG;
         if (privileged && !(ex = strprintf("%sEx", name)))
                 return -ENOMEM;
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(m, 's', ex ?: name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', privileged ? "a(sasas)" : "a(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', privileged ? "(sasas)" : "(sasb)");
+        r = open_property(m, ex ?: name, privileged ? "a(sasas)" : "a(sasb)", 'a', privileged ? "(sasas)" : "(sasb)");
         if (r >= 0 && argv[0]) {
                 r = sd_bus_message_open_container(m, 'r', privileged ? "sasas" : "sasb");
                 if (r >= 0)
@@ -353,9 +234,35 @@ static int append_exec(sd_bus_message *m, const char *name, const char *v) {
                 if (r >= 0)
                         r = sd_bus_message_close_container(m);
         }
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
+        return close_property(m, r);
+}
+
+/* One (ss) pair: ListenStream=PATH as (`first`, PATH); with `first` NULL, the value split at
+ * `sep`: LoadCredential=ID:PATH, DeviceAllow=NODE [rwm] (GPUs=; the permissions may be
+ * missing). An empty assignment resets the list, as in a unit file. */
+static int append_pair(sd_bus_message *m, const char *name, const char *first, const char *v, char sep) {
+        _cleanup_free_ char *copy = strdup(v);
+        char *second = copy;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        if (!first && !isempty(v)) {
+                second = strchr(copy, sep);
+                if (second)
+                        *second++ = 0;
+                else if (sep == ' ')
+                        second = copy + strlen(copy);
+                else
+                        return -EBADMSG;
+                if (sep == ' ' && strchr(second, ' '))
+                        return -EBADMSG;
+                first = copy;
+        }
+        r = open_property(m, name, "a(ss)", 'a', "(ss)");
+        if (r >= 0 && !isempty(v))
+                r = sd_bus_message_append(m, "(ss)", first, second);
+        return close_property(m, r);
 }
 
 /* Exit statuses only: signal names are not part of the profile. */
@@ -365,13 +272,7 @@ static int append_exit_status(sd_bus_message *m, const char *name, const char *v
 
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append_basic(m, 's', name);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "(aiai)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "aiai");
+        r = open_property(m, name, "(aiai)", 'r', "aiai");
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "i");
         STRV_FOREACH(w, words) {
@@ -386,9 +287,7 @@ static int append_exit_status(sd_bus_message *m, const char *name, const char *v
                 r = sd_bus_message_close_container(m);
         if (r >= 0)
                 r = sd_bus_message_append(m, "ai", 0);
-        for (int i = 0; i < 3 && r >= 0; i++)
-                r = sd_bus_message_close_container(m);
-        return r;
+        return close_property(m, r);
 }
 
 static int parse_secure_bits(const char *v, int32_t *ret) {
@@ -443,7 +342,7 @@ static int parse_cpu_quota(const char *v, uint64_t *ret) {
         return 0;
 }
 
-static int append_value(sd_bus_message *m, const BusProperty *p, const char *v) {
+static int append_value(sd_bus_message *m, const Directive *p, const char *v) {
         const char *name = p->property ?: p->key;
         uint64_t u;
         int32_t i;
@@ -460,16 +359,11 @@ static int append_value(sd_bus_message *m, const BusProperty *p, const char *v) 
                 _cleanup_strv_free_ char **words = NULL;
                 r = split_words(v, &words);
                 if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'r', "sv");
-                if (r >= 0)
-                        r = sd_bus_message_append_basic(m, 's', name);
-                if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'v', "as");
-                if (r >= 0)
-                        r = append_words_array(m, words);
-                for (int k = 0; k < 2 && r >= 0; k++)
-                        r = sd_bus_message_close_container(m);
-                return r;
+                        r = open_property(m, name, "as", 'a', "s");
+                STRV_FOREACH(w, words)
+                        if (r >= 0)
+                                r = sd_bus_message_append_basic(m, 's', *w);
+                return close_property(m, r);
         }
         case BUS_BOOL:
                 r = parse_boolean(v);
@@ -534,18 +428,30 @@ static int append_value(sd_bus_message *m, const BusProperty *p, const char *v) 
                 return append_exec(m, name, v);
         case BUS_EXIT_STATUS:
                 return append_exit_status(m, name, v);
+        case BUS_DEVICE_ALLOW:
+                return append_pair(m, name, NULL, v, ' ');
+        case BUS_UINT32:
+                if (parse_uint64(v, &u) < 0 || u > UINT32_MAX)
+                        return -EBADMSG;
+                return sd_bus_message_append(m, "(sv)", name, "u", (uint32_t) u);
+        case BUS_CREDENTIAL:
+                return append_pair(m, name, NULL, v, ':');
+        case BUS_LISTEN:
+                return append_pair(m, name, "Stream", v, 0);
+        case BUS_NONE:
+                return -EOPNOTSUPP;
         }
         return -EOPNOTSUPP;
 }
 
-static bool kind_expands_specifiers(BusKind k) {
+static bool kind_expands_specifiers(DirectiveKind k) {
         return k == BUS_STRING || k == BUS_STRV || k == BUS_BIND || k == BUS_TMPFS || k == BUS_EXEC;
 }
 
 int profile_bus_append(sd_bus_message *m, const UnitSettings *s, const char *instance) {
         for (size_t i = 0; i < s->n; i++) {
                 const UnitSetting *u = &s->items[i];
-                const BusProperty *p = bus_property_find(u->section, u->key);
+                const Directive *p = directive_find(u->section, u->key);
                 _cleanup_free_ char *v = NULL;
                 int r;
 

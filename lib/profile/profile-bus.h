@@ -14,7 +14,8 @@
  * manager applies transient properties with the unit-file semantics (a list assignment
  * appends, an empty one resets it, a scalar's last assignment wins). Values are unit-file
  * text: specifiers expand where systemd expands them in a unit file ("%%" and "%i", the
- * instance `instance`; any other specifier is refused). A key the table does not know, or a
+ * instance `instance`; any other specifier is refused). A key with no row in the directive
+ * table (directives.h, which unit_settings_write() walks too), a BUS_NONE row, or a
  * value form it does not marshal, is an error (-EOPNOTSUPP, logged with section and key):
  * a directive is never dropped. */
 int profile_bus_append(sd_bus_message *m, const UnitSettings *s, const char *instance);

@@ -2,8 +2,9 @@
 #include <dirent.h>
 
 #include "log.h"
-#include "profile.h"
+#include "profile-gpu.h"
 #include "sandbox-keys.h"
+#include "start-check.h"
 
 /* Opened by every CUDA process; uvm-tools only by profilers, so it is optional. */
 static const struct {

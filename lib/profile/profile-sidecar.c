@@ -191,3 +191,13 @@ int profile_sidecar_socket(const Sidecar *sc, UnitSettings *ret) {
                 r = unit_settings_addf(&s, "Socket", "Service", "sidecar@%s.service", sc->name);
         return finish(&s, r, ret);
 }
+
+const SidecarUnit profile_sidecar_units[_SIDECAR_UNIT_MAX] = {
+        [SIDECAR_UNIT_SOCKET]  = { "sidecar@",         ".socket",  profile_sidecar_socket },
+        [SIDECAR_UNIT_PROXY]   = { "sidecar@",         ".service", profile_sidecar_proxy },
+        [SIDECAR_UNIT_RUNTIME] = { "sidecar-runtime@", ".service", profile_sidecar_runtime },
+};
+
+char *profile_sidecar_unit_name(SidecarUnitKind k, const char *name) {
+        return strprintf("%s%s%s", profile_sidecar_units[k].prefix, name, profile_sidecar_units[k].suffix);
+}

@@ -14,3 +14,22 @@
 int profile_sidecar_socket(const Sidecar *sc, UnitSettings *ret);
 int profile_sidecar_proxy(const Sidecar *sc, UnitSettings *ret);
 int profile_sidecar_runtime(const Sidecar *sc, UnitSettings *ret);
+
+/* The three, in the order the generator writes them (the socket first: it carries the
+ * "reached by" comment); the generator and cloisterctl's security check both walk this. */
+typedef enum SidecarUnitKind {
+        SIDECAR_UNIT_SOCKET,
+        SIDECAR_UNIT_PROXY,
+        SIDECAR_UNIT_RUNTIME,
+        _SIDECAR_UNIT_MAX,
+} SidecarUnitKind;
+
+typedef struct SidecarUnit {
+        const char *prefix, *suffix;    /* the unit is prefix + sidecar name + suffix */
+        int (*render)(const Sidecar *sc, UnitSettings *ret);
+} SidecarUnit;
+
+extern const SidecarUnit profile_sidecar_units[_SIDECAR_UNIT_MAX];
+
+/* "sidecar-runtime@NAME.service" and the like, NULL on OOM. */
+char *profile_sidecar_unit_name(SidecarUnitKind k, const char *name);

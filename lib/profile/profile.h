@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include "profile-gpu.h"
 #include "role.h"
+#include "start-check.h"
 #include "unit-settings.h"
 
 /* The locked profile (cloister.role(5), THE LOCKED PROFILE) as one model with two parts:
@@ -23,27 +25,22 @@ int profile_static(UnitSettings *ret);
 int profile_add_static(UnitSettings *s, const char *const *skip_keys);
 /* Adds rows until the first one with key == NULL, or n. */
 int profile_add_rows(UnitSettings *s, const ProfileRow *rows, size_t n);
+/* The per-role part: what each of the role's keys becomes (profile-role.c, role_key_emitters[]). */
 int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret);
 
 /* Parts shared by agents and sidecar runtimes: MemoryMax=/CPUQuota=/TasksMax= (and
  * RuntimeMaxSec= when l->timeout > 0), the private /dev/shm, and GPUs= (gpu.c). */
 int profile_add_limits(UnitSettings *s, const SandboxLimits *l);
+/* Each of them alone (Memory=, CPUs=, Tasks=, Timeout=, StopGrace=). */
+int profile_add_limit_memory(UnitSettings *s, const SandboxLimits *l);
+int profile_add_limit_cpus(UnitSettings *s, const SandboxLimits *l);
+int profile_add_limit_tasks(UnitSettings *s, const SandboxLimits *l);
+int profile_add_limit_timeout(UnitSettings *s, const SandboxLimits *l);
+int profile_add_limit_stop_grace(UnitSettings *s, const SandboxLimits *l);
 int profile_add_shm(UnitSettings *s, uint64_t size);
 /* User= (a named user instead of the dynamic one) and JIT= (lifts MemoryDenyWriteExecute=). */
 int profile_add_identity(UnitSettings *s, const char *user, int jit);
 
-/* An ExecStartPre= that runs the shell condition `test` in the sandbox, with $1 = arg1 and
- * $2 = arg2 (may be NULL), and fails the start with "cloister: MESSAGE; not starting." in the
- * journal if it is false. (systemd 252 logs a failed AssertPathExists= only at debug level,
- * and a failed bind stops namespace setup naming only the target, even for "+" commands.) */
-int profile_add_start_check(UnitSettings *s, const char *test, const char *message, const char *arg1, const char *arg2);
-
-/* GPUs= (cloister.role(5)): DeviceAllow= and a read-only bind ("-") into the private /dev for each NVIDIA
- * node (/dev/nvidia<N>, /dev/nvidiactl, /dev/nvidia-uvm, optionally /dev/nvidia-uvm-tools;
- * with "all" also the /dev/dri/renderD* render nodes present now), and for each required
- * node a start check in the sandbox, so that a missing one fails the start naming it.
- * `source` is for warnings. */
-int profile_add_gpus(UnitSettings *s, const char *gpus, const char *source);
 /* The drop-in of a role that an admin drop-in re-opens (cloister.role(5), THE LOCKED PROFILE): its only job is to make the
  * shim refuse with `reason`, so that "systemctl start" fails with it in the journal. */
 int profile_refusal(const char *role_name, const char *source, const char *reason, UnitSettings *ret);
@@ -53,6 +50,10 @@ int profile_refusal(const char *role_name, const char *source, const char *reaso
  * the cap has to be a real mount outside the sandbox. `which` is "tmp" or "var-tmp". */
 char *profile_tmp_path(const Role *role, const char *which);
 int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret);
+
+/* The directory at /output of a role without Output= (cloister.role(5)): systemd's
+ * StateDirectory=cloister-output/<instance>, under /var/lib/private for a dynamic user. */
+char *profile_managed_output(const Role *role);
 
 /* The host path where the broker socket appears inside the sandbox. */
 #define SANDBOX_BROKER_SOCKET "/run/cloister/broker.sock"

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 
 #include "cmdline.h"
+#include "directives.h"
 #include "log.h"
 #include "parse-util.h"
 #include "unit-settings.h"
@@ -59,6 +60,10 @@ static const char *value_check(const char *v) {
 int unit_settings_check(const UnitSettings *s) {
         for (size_t i = 0; i < s->n; i++) {
                 const char *why = value_check(s->items[i].value);
+                /* the D-Bus renderer walks the same table: no directive without its row */
+                if (!directive_find(s->items[i].section, s->items[i].key))
+                        return log_error_errno(EINVAL, "Refusing to write [%s] %s=: it has no row in lib/profile/directives.c.",
+                                               s->items[i].section, s->items[i].key);
                 if (why)
                         return log_error_errno(EINVAL, "Refusing to write [%s] %s=: the value holds %s.",
                                                s->items[i].section, s->items[i].key, why);

@@ -21,8 +21,9 @@ void unit_settings_done(UnitSettings *s);
 int unit_settings_add(UnitSettings *s, const char *section, const char *key, const char *value);
 int unit_settings_addf(UnitSettings *s, const char *section, const char *key, const char *fmt, ...) _printf_(4, 5);
 
-/* -EINVAL (logged, naming section and key) if a value holds a line break, ends in a
- * continuation backslash or is not UTF-8. unit_settings_write() checks first. */
+/* -EINVAL (logged, naming section and key) if a directive has no row in the directive table
+ * (lib/profile/directives.h), or a value holds a line break, ends in a continuation backslash
+ * or is not UTF-8. unit_settings_write() checks first. */
 int unit_settings_check(const UnitSettings *s);
 
 /* Writes "[Section]" groups in order of first appearance, each "Key=value" in list order. */

@@ -30,6 +30,18 @@ PROBE(root_ro) {
                 blocked(r, "all read-only mounts");
 }
 
+/* A role without Output= has systemd's managed directory at /output (StateDirectory=), which
+ * systemd also mounts under its own name: writable, but only as a second name for the very
+ * directory at /output. */
+static bool is_managed_output(const char *target) {
+        struct stat t, o;
+
+        if (strncmp(target, "/var/lib/private/cloister-output/", strlen("/var/lib/private/cloister-output/")) != 0 &&
+            strncmp(target, "/var/lib/cloister-output/", strlen("/var/lib/cloister-output/")) != 0)
+                return false;
+        return stat(target, &t) == 0 && stat("/output", &o) == 0 && t.st_dev == o.st_dev && t.st_ino == o.st_ino;
+}
+
 /* Writable by design (docs/profile.md): the scoped mounts, and the kernel's API file systems, whose
  * writable parts the other probes cover (/proc: ProtectProc=, /dev: PrivateDevices=). */
 static bool expected_writable(const char *target, const char *fstype) {
@@ -39,6 +51,8 @@ static bool expected_writable(const char *target, const char *fstype) {
         for (size_t i = 0; i < ELEMENTSOF(targets); i++)
                 if (streq(target, targets[i]))
                         return true;
+        if (is_managed_output(target))
+                return true;
         for (size_t i = 0; i < ELEMENTSOF(api); i++)
                 if (streq(fstype, api[i]))
                         return true;

@@ -3,7 +3,10 @@
  * socket reachable through the file system. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ftw.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -140,42 +143,81 @@ PROBE(nscd) {
         connect_paths(r, p, ELEMENTSOF(p));
 }
 
-/* nftw() has no user data: the walk's state lives here, in the probe's own child. */
+/* The walk's state. */
 static struct {
         char connected[300];
-        unsigned sockets, entries;
+        unsigned sockets, entries, vanished;
         bool allow_broker;
 } walk;
 
-static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        (void) ftw;
-        if (++walk.entries > WALK_MAX_ENTRIES)
-                return FTW_STOP;
-        /* /proc and /sys hold no socket files; /usr is the OS image, where no service binds
-         * one, and in the VM tier 9p makes its ~150k entries take minutes. */
-        if (type == FTW_D && (streq(path, "/proc") || streq(path, "/sys") || streq(path, "/usr")))
-                return FTW_SKIP_SUBTREE;
-        if (type != FTW_F || !S_ISSOCK(st->st_mode))
-                return FTW_CONTINUE;
-        walk.sockets++;
-        if (walk.allow_broker && streq(path, BROKER_SOCKET))
-                return FTW_CONTINUE;
-        if (connect_unix(path, false) == 0)
-                append(walk.connected, sizeof walk.connected, "%s ", path);
-        return FTW_CONTINUE;
+#define WALK_MAX_DEPTH 64
+
+/* Entries may come and go while the walk runs (other tests share the file system; the VM
+ * tier sees the host's / over 9p): one that is gone, or was replaced by a symlink, between
+ * reading its directory and looking at it holds no socket to connect to any more. It is
+ * counted, never taken for a failure of the walk (nftw() gave up on such a race). */
+static bool vanished(int err) {
+        return err == ENOENT || err == ESTALE || err == ELOOP || err == ENOTDIR;
+}
+
+static void visit(int dfd, char *path, size_t len, unsigned depth) {
+        _cleanup_(closedir_p) DIR *d = NULL;
+        struct dirent *de;
+        int fd;
+
+        if (depth > WALK_MAX_DEPTH)
+                return;
+        fd = openat(dfd, len ? strrchr(path, '/') + 1 : "/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                walk.vanished += vanished(errno);
+                return; /* EACCES: unreadable, as nftw()'s FTW_DNR */
+        }
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return;
+        }
+        while ((de = readdir(d)) && walk.entries <= WALK_MAX_ENTRIES) {
+                struct stat st;
+                size_t n;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                walk.entries++;
+                n = snprintf(path + len, PATH_MAX - len, "/%s", de->d_name);
+                if (n >= PATH_MAX - len)
+                        continue;
+                /* /proc and /sys hold no socket files; /usr is the OS image, where no service binds
+                 * one, and in the VM tier 9p makes its ~150k entries take minutes. */
+                if (depth == 0 && (streq(de->d_name, "proc") || streq(de->d_name, "sys") || streq(de->d_name, "usr")))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        walk.vanished += vanished(errno);
+                        continue;
+                }
+                if (S_ISDIR(st.st_mode))
+                        visit(dirfd(d), path, len + n, depth + 1);
+                else if (S_ISSOCK(st.st_mode)) {
+                        walk.sockets++;
+                        if (!(walk.allow_broker && streq(path, BROKER_SOCKET)) && connect_unix(path, false) == 0)
+                                append(walk.connected, sizeof walk.connected, "%s ", path);
+                }
+                path[len] = 0;
+        }
 }
 
 PROBE(socket_walk) {
+        char path[PATH_MAX] = "";
+
         walk.allow_broker = b->mode == MODE_DAEMON_ONLY;
-        if (nftw("/", visit, 32, FTW_PHYS | FTW_ACTIONRETVAL) < 0)
-                return failed(r, "nftw: %s", strerrorname_np(errno));
+        visit(AT_FDCWD, path, 0, 0);
         if (walk.entries > WALK_MAX_ENTRIES)
                 return failed(r, "more than %u entries under /", WALK_MAX_ENTRIES);
         if (*walk.connected)
                 opened(r, "%u sockets, connected: %s", walk.sockets, walk.connected);
         else
-                blocked(r, "%u sockets among %u entries (not under /usr), none connected%s", walk.sockets, walk.entries,
-                        walk.allow_broker ? " (the broker's not tried)" : "");
+                blocked(r, "%u sockets among %u entries (not under /usr, %u gone during the walk), none connected%s",
+                        walk.sockets, walk.entries, walk.vanished, walk.allow_broker ? " (the broker's not tried)" : "");
 }
 
 /* The *_INFO commands count the objects of the caller's IPC namespace. */

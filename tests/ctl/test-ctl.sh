@@ -16,7 +16,13 @@ work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 root=$work/root
 cp -r "$fixture" "$root"
-mkdir -p "$root/usr/lib/systemd/system" "$root/srv/in" "$root/srv/models" "$root/dev" "$root/srv/out/writer/data"
+mkdir -p "$root/usr/lib/systemd/system" "$root/srv/in" "$root/srv/models" "$root/dev" "$root/srv/out/writer/data" "$root/srv/out/closed"
+chmod 1777 "$root/srv/out/writer"       # what a dynamic user needs (cloister.role(5), Output=)
+chmod 0755 "$root/srv/out/closed"
+printf '# Output= names a directory that does not exist.\n[Role]\nExec=/usr/bin/true\n[Sandbox]\nNetwork=none\nOutput=/srv/out/absent\n' \
+        > "$root/etc/cloister/roles/outmissing.role"
+printf '# Output= names a directory the dynamic user cannot write (mode 0755).\n[Role]\nExec=/usr/bin/true\n[Sandbox]\nNetwork=none\nOutput=/srv/out/closed\n' \
+        > "$root/etc/cloister/roles/outclosed.role"
 cp "$template" "$root/usr/lib/systemd/system/agent@.service"
 
 mksock() { python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"; }
@@ -72,7 +78,11 @@ check "verify: a lockfile cloister-deps would refuse (no --hash) is reported wit
         has "$err" "$root/srv/unpinned/requirements.lock:1: the requirement has no --hash=sha256"
 check "verify: a mount source under another role's Output= (agent-writable) is flagged on its line" \
         has "$err" "$R/reader.role:6: Input=: /srv/out/writer/data lies under role writer's Output=/srv/out/writer"
-check "verify: the writer's own Output= is not flagged" hasnt "$err" "writer.role"
+check "verify: the writer's own Output= (mode 1777) is not flagged" hasnt "$err" "writer.role"
+check "verify: a missing Output= directory names its line and how to fix it" \
+        has "$err" "$R/outmissing.role:6: Output=: /srv/out/absent does not exist: create it for the agent with \"install -d -m 1777 /srv/out/absent\", or remove Output= to use the directory systemd manages, /var/lib/cloister-output/outmissing"
+check "verify: an Output= directory the dynamic user cannot write names its mode and the chmod" \
+        has "$err" "$R/outclosed.role:6: Output=: /srv/out/closed (mode 0755) is not writable by the role's dynamic user, whose UID is allocated at start: \"chmod 1777 /srv/out/closed\""
 check "verify: good, daemon (broker socket present) and done (materialised) are not reported" \
         all 'grep -qE "good.role|daemon.role|done.project" <<<"$err"; [ $? -eq 1 ]'
 check "verify: a sidecar refused by the generator's own loader, as file:line: key: reason" \
@@ -255,7 +265,7 @@ else
         skip "doctor: no exposure for a sidecar that is not generated" "systemd-analyze with --offline not available"
 fi
 # a healthy tree: only the roles and projects without problems
-for f in broken reopen nosock nomount coder reader; do rm "$R/$f.role"; done
+for f in broken reopen nosock nomount coder reader outmissing outclosed; do rm "$R/$f.role"; done
 rm "$root/etc/cloister/projects/webapp.project" "$root/etc/cloister/projects/unpinned.project"
 rm "$S/broken.sidecar" "$S/stale.sidecar"
 run C doctor

@@ -257,6 +257,10 @@ static bool granted(const Role *role, const char *section, const char *key, cons
                        (m == NETWORK_HOST && isempty(v));
         if (streq(key, "BindPaths")) { /* writable: only the sandbox's own writable places */
                 const char *colon = strrchr(v, ':');
+                if (!role->output && colon && streq(colon, ":/output")) { /* the managed directory, systemd's own */
+                        _cleanup_free_ char *dir = profile_managed_output(role);
+                        return dir && strlen(dir) == (size_t) (colon - v) && strncmp(v, dir, strlen(dir)) == 0;
+                }
                 return colon && (value_in(colon + 1, (const char *const[]) { "/tmp", "/var/tmp", NULL }) ?
                                  startswith(v, "/run/cloister/") && !startswith(v, CLOISTER_STAGE_DIR) :
                                  value_in(colon + 1, (const char *const[]) { "/output", "/workspace", NULL }) &&
@@ -295,7 +299,8 @@ static bool granted(const Role *role, const char *section, const char *key, cons
         if (streq(key, "RestartPreventExitStatus"))
                 return !isempty(v);
         if (streq(key, "StateDirectory"))
-                return role->durability == DURABILITY_DURABLE && startswith(v, "cloister/") && streq(v + 9, role->name);
+                return (role->durability == DURABILITY_DURABLE && startswith(v, "cloister/") && streq(v + 9, role->name)) ||
+                       (!role->output && startswith(v, "cloister-output/") && streq(v + strlen("cloister-output/"), role->name));
         return false;
 }
 

@@ -345,6 +345,19 @@ fi
 sealed battery-none none
 sealed battery-daemon daemon-only
 
+# A role without Output=: /output is the directory systemd manages (StateDirectory=), which
+# systemd mounts under its own name too. The file system probes must find nothing else
+# writable, and / as read-only as ever.
+printf '[Role]\nExec=%s %s --only=protect-system --output=/output/sealed.tap\n[Sandbox]\nNetwork=none\nTmpSize=%s\nShmSize=%s\n' \
+        "$BATTERY" "$(battery_args)" "$TMP_SIZE" "$SHM_SIZE" > "$CFG/roles/battery-managed.role"
+systemctl daemon-reload
+systemctl start --wait agent@battery-managed.service 2>/dev/null
+load managed /var/lib/private/cloister-output/battery-managed/sealed.tap
+for p in fs.root-ro fs.writable-mounts; do
+        v=${VERDICT[managed/$p]:-missing}
+        check "managed /output (no Output=): $p blocked (${DIRECTIVE[$p]:-}) — $v" [ "${v%% *}" = blocked ]
+done
+
 # The per-role tmpfs mounts stop when unneeded: one control's end would queue a stop that
 # the next control's start conflicts with. A holder keeps them needed while the controls run.
 systemd-run --quiet --unit=battery-mounts \

@@ -36,6 +36,7 @@ role crash-transient transient 1min 1s "$A/crash-once.sh"
 role stopper transient 1min 2s "$A/trap-term.sh"
 role envrole transient 1min 1s "$A/env-dump.sh" "Environment=GREETING=hello world" "Environment=LOG_LEVEL=debug"
 role atboot transient 1min 1s "$A/sleeper.sh" "[Install]" "WantedBy=multi-user.target"
+role quick transient 1min 1s /bin/true
 systemctl daemon-reload
 
 # --- Timeout= is terminal, also for a durable role ----------------------------------------
@@ -100,6 +101,18 @@ check "env: HOME=/tmp" grep -qx "HOME=/tmp" /srv/out/envrole/env
 systemctl set-environment LEAKED_FROM_MANAGER=1
 diag "manager environment control: $(systemd-run --wait -q --pipe env | grep -c LEAKED_FROM_MANAGER) line(s) in a plain service"
 systemctl unset-environment LEAKED_FROM_MANAGER
+
+# --- a role started again and again is never refused ------------------------------------
+# Each start mounts the role's /tmp and /var/tmp again (StopWhenUnneeded= mount units): with
+# systemd's default start limit (5 in 10 s) the 6th start failed with "Dependency failed".
+refused=0
+for i in $(seq 20); do
+        systemctl start agent@quick.service 2>/dev/null || refused=$((refused + 1))
+        for j in $(seq 100); do [ "$(prop quick ActiveState)" = active ] || [ "$(prop quick ActiveState)" = activating ] || break; sleep 0.05; done
+done
+check "restart: 20 back-to-back starts of one role, none refused ($refused refused)" [ "$refused" = 0 ]
+check "restart: the role's /tmp mount unit has no start limit" \
+        [ "$(systemctl show -P StartLimitIntervalUSec 'run-cloister-tmp-quick.mount')" = 0 ]
 
 # --- [Install] WantedBy= --------------------------------------------------------------------
 check "install: WantedBy=multi-user.target is in effect without systemctl enable" bash -c \

@@ -74,6 +74,18 @@ check "sandbox: read-only OS and /input, writable /output" \
 check "sandbox: the role's ReadOnlyMount= is there" grep -q "input for the run" /srv/sb.out
 [ "$rc" = 0 ] || diag "$(cat /srv/sb.out /srv/sb.err)"
 
+# --- a role without Output=: each run gets a directory systemd manages ------------------------
+printf '[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=none\nTimeout=2min\n' > "$CFG/roles/managed.role"
+systemctl daemon-reload
+rc=$(run /srv/m.out /srv/m.err --wait --pipe --role managed -- /bin/sh -c 'id -u; echo written > /output/result')
+results=(/var/lib/private/cloister-output/managed.*/result)
+check "no Output=: the run wrote /output/result into its own managed directory (rc=$rc): ${results[*]}" \
+        all '[ "$rc" = 0 ]' '[ "${#results[@]}" = 1 ]' '[ "$(cat "${results[0]}")" = written ]'
+check "... owned by the run's dynamic user ($(stat -c %u "${results[0]}" 2>/dev/null), the run's UID $(head -1 /srv/m.out))" \
+        [ "$(stat -c %u "${results[0]}" 2>/dev/null)" = "$(head -1 /srv/m.out)" ]
+check "... and not in the directory of agent@managed" [ ! -e /var/lib/private/cloister-output/managed/result ]
+[ "$rc" = 0 ] || diag "$(cat /srv/m.out /srv/m.err)"
+
 # --- --output, --timeout, SIGTERM --------------------------------------------------------------
 mkdir -p /srv/out/sealed/run-out /srv/elsewhere && chmod 0777 /srv/out/sealed/run-out /srv/elsewhere
 rc=$(run /srv/o.out /srv/o.err --wait --role sealed --output /srv/out/sealed/run-out -- /bin/sh -c 'echo written > /output/result')

@@ -101,13 +101,13 @@ static char *joined(char * const *l, const char *sep) {
 
 typedef enum Norm {
         N_STR, N_BOOL, N_SIZE, N_UINT, N_SEC, N_CPU, N_MODE, N_CAPS, N_SECBITS, N_NS, N_ERRNO,
-        N_RLIMIT, N_WORDS, N_ALLOW_DENY, N_IP, N_BIND, N_TMPFS, N_EXEC, N_EXIT,
+        N_RLIMIT, N_WORDS, N_ALLOW_DENY, N_IP, N_BIND, N_TMPFS, N_EXEC, N_EXIT, N_DEVICE,
 } Norm;
 
 static const struct { const char *key; Norm norm; const char *property; } text_keys[] = {
         { "Description", N_STR, NULL }, { "Documentation", N_WORDS, NULL }, { "SourcePath", N_STR, NULL },
         { "RequiresMountsFor", N_WORDS, NULL }, { "Wants", N_WORDS, NULL }, { "Requires", N_WORDS, NULL }, { "After", N_WORDS, NULL },
-        { "StopWhenUnneeded", N_BOOL, NULL },
+        { "StopWhenUnneeded", N_BOOL, NULL }, { "StartLimitIntervalSec", N_SEC, "StartLimitIntervalUSec" },
         { "Type", N_STR, NULL }, { "NotifyAccess", N_STR, NULL }, { "ExecStart", N_EXEC, NULL }, { "Restart", N_STR, NULL },
         { "ExecStartPre", N_EXEC, NULL }, { "ExecStopPost", N_EXEC, NULL },
         { "RestartPreventExitStatus", N_EXIT, NULL }, { "KillMode", N_STR, NULL },
@@ -116,7 +116,7 @@ static const struct { const char *key; Norm norm; const char *property; } text_k
         { "PrivateUsers", N_BOOL, NULL }, { "NoNewPrivileges", N_BOOL, NULL },
         { "CapabilityBoundingSet", N_CAPS, NULL }, { "AmbientCapabilities", N_CAPS, NULL }, { "SecureBits", N_SECBITS, NULL },
         { "ProtectSystem", N_STR, NULL }, { "ProtectHome", N_STR, NULL }, { "PrivateTmp", N_BOOL, NULL },
-        { "PrivateDevices", N_BOOL, NULL }, { "DevicePolicy", N_STR, NULL }, { "PrivateNetwork", N_BOOL, NULL },
+        { "PrivateDevices", N_BOOL, NULL }, { "DevicePolicy", N_STR, NULL }, { "DeviceAllow", N_DEVICE, NULL }, { "PrivateNetwork", N_BOOL, NULL },
         { "PrivateIPC", N_BOOL, NULL }, { "PrivateMounts", N_BOOL, NULL }, { "ProtectKernelTunables", N_BOOL, NULL },
         { "ProtectKernelModules", N_BOOL, NULL }, { "ProtectKernelLogs", N_BOOL, NULL }, { "ProtectClock", N_BOOL, NULL },
         { "ProtectHostname", N_BOOL, NULL }, { "ProtectControlGroups", N_BOOL, NULL }, { "ProtectProc", N_STR, NULL },
@@ -298,6 +298,15 @@ static void text_assign(Props *ps, const char *key, const char *value, const cha
                 }
                 return;
         }
+        case N_DEVICE:
+                w = words(v);
+                if (!w[0]) {
+                        props_reset(ps, name);
+                        return;
+                }
+                snprintf(buf, sizeof buf, "%s:%s", w[0], strempty(w[1]));
+                props_append(ps, name, buf);
+                return;
         case N_EXIT:
                 w = words(v);
                 {
@@ -627,32 +636,31 @@ static void compare_role(const char *what, const char *conf, const char *role_te
 }
 
 /* The role shapes the renderers are compared on (and that --print records for tests/golden/). */
-static const struct { const char *what, *conf, *role; bool print_only; } shapes[] = {
+static const struct { const char *what, *conf, *role; } shapes[] = {
         { "none with mounts and limits", BASE_CONF,
           "[Role]\nDescription=100% of a reviewer\nExec=/usr/bin/python3 -c \"print('$HOME %i')\"\n"
           "[Sandbox]\nNetwork=none\nMemory=512M\nCPUs=1.5\nTasks=64\nTmpSize=32M\nShmSize=16M\n"
           "Timeout=15min\nStopGrace=3s\nInput=/srv/in\nOutput=/srv/out\n"
-          "ReadOnlyMount=/srv/data:/data\nReadOnlyMount=/srv/models:/models:ro\n", false },
+          "ReadOnlyMount=/srv/data:/data\nReadOnlyMount=/srv/models:/models:ro\n" },
         { "daemon-only with a service grant and environment", BASE_CONF,
           "[Role]\nExec=/bin/true\nEnvironment=A=b c\n[Sandbox]\nNetwork=daemon-only\nService=inference\n"
-          "[LLM]\nModel=qwen3.6:35b\nContextSize=8192\n", false },
+          "[LLM]\nModel=qwen3.6:35b\nContextSize=8192\n" },
         { "daemon-only without a broker socket", "[Sandbox]\nMemory=1G\n",
-          "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=daemon-only\n", false },
-        { "egress", BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=egress\nTimeout=0\n", false },
+          "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=daemon-only\n" },
+        { "egress", BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=egress\nTimeout=0\n" },
         { "host", "[Sandbox]\nMemory=1G\nAllowHostNetwork=yes\n",
-          "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=host\n", false },
+          "[Role]\nExec=/bin/true\n[Sandbox]\nNetwork=host\n" },
         { "durable, named user, JIT", BASE_CONF,
-          "[Role]\nExec=/bin/true\nDurability=durable\nUser=nobody\n[Sandbox]\nJIT=yes\n", false },
-        /* GPUs= emits directives the bus table has no row for yet (issue 12, item 3): recorded
-         * by --print, not yet compared. */
-        { "GPUs=0", BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nGPUs=0\n", true },
-        { "GPUs=all", BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nGPUs=all\n", true },
+          "[Role]\nExec=/bin/true\nDurability=durable\nUser=nobody\n[Sandbox]\nJIT=yes\n" },
+        /* DeviceAllow= and the start checks' ExecStartPre= (on a host without NVIDIA nodes,
+         * GPUs=all falls back to /dev/nvidia0 with a warning) */
+        { "GPUs=0", BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nGPUs=0\n" },
+        { "GPUs=all", BASE_CONF, "[Role]\nExec=/bin/true\n[Sandbox]\nGPUs=all\n" },
 };
 
 static void test_roles(void) {
         for (size_t i = 0; i < ELEMENTSOF(shapes); i++)
-                if (!shapes[i].print_only)
-                        compare_role(shapes[i].what, shapes[i].conf, shapes[i].role);
+                compare_role(shapes[i].what, shapes[i].conf, shapes[i].role);
 }
 
 static void print_props(const char *unit, const Props *ps) {

@@ -238,7 +238,13 @@ static void test_role_keys(void) {
                 ok(!has(&x.s, "Service", "DynamicUser", "no"), "no User=: DynamicUser= stays yes");
                 ok(!has_key(&x.s, "Service", "Restart") || streq(unit_settings_get(&x.s, "Service", "Restart"), "no"),
                    "transient: never restarted (Restart= stays no)");
-                ok(!has_key(&x.s, "Service", "StateDirectory"), "transient: no StateDirectory=");
+                ok(!has(&x.s, "Service", "StateDirectory", "cloister/agent"), "transient: no StateDirectory=cloister/<role>");
+                ok(has(&x.s, "Service", "StateDirectory", "cloister-output/agent"),
+                   "no Output=: systemd makes the output directory (StateDirectory=cloister-output/<role>)");
+                ok(has_bind(&x.s, "BindPaths", "/var/lib/private/cloister-output/agent", "/output"),
+                   "no Output=: the dynamic user's state directory is bound writable at /output");
+                ok(has_part(&x.s, "Service", "ExecStart", "--expect-mount=Output=/var/lib/private/cloister-output/agent:/output"),
+                   "no Output=: the shim checks that /output is mounted");
         }
         rendered_done(&x);
 
@@ -280,6 +286,7 @@ static void test_role_keys(void) {
                 ok(!has_part(&x.s, "Service", "BindPaths", "/data") && !has_part(&x.s, "Service", "BindPaths", "/models"),
                    "ReadOnlyMount= is never bound writable");
                 ok(!has_part(&x.s, "Service", "BindPaths", "/input"), "Input= is never bound writable");
+                ok(!has_key(&x.s, "Service", "StateDirectory"), "an explicit Output= gets no managed output directory");
         }
         rendered_done(&x);
 
@@ -379,7 +386,7 @@ static void test_written_values_checked(void) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 UnitSettings s = {};
-                if (unit_settings_add(&s, "Service", "Description", cases[i].value) < 0)
+                if (unit_settings_add(&s, "Unit", "Description", cases[i].value) < 0)
                         tap_bail_out("unit_settings_add");
                 if (cases[i].ok)
                         is_int(unit_settings_check(&s), 0, "written as is: \"%s\"", cases[i].value);
@@ -387,6 +394,15 @@ static void test_written_values_checked(void) {
                         is_int(unit_settings_check(&s), -EINVAL, "refused before writing: case %zu", i);
                 unit_settings_done(&s);
         }
+
+        /* one table for both renderers: what has no D-Bus row cannot be written either */
+        UnitSettings s = {};
+        if (unit_settings_add(&s, "Service", "ExecStartPost", "/bin/true") < 0)
+                tap_bail_out("unit_settings_add");
+        test_stderr_begin();
+        is_int(unit_settings_check(&s), -EINVAL, "a directive without a row in lib/profile/directives.c is refused");
+        free(test_stderr_end());
+        unit_settings_done(&s);
 }
 
 int main(void) {

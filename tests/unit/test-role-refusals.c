@@ -131,6 +131,8 @@ static void test_sandbox_section(void) {
         REFUSED_SANDBOX("Output=/", "Output=/", "Output=");
         REFUSED_SANDBOX("Output=/home", "Output=/home", "Output=");
         REFUSED_SANDBOX("Output=/var/lib/cloister/other", "Output=/var/lib/cloister/other", "Output=");
+        REFUSED_SANDBOX("Output= another role's managed output", "Output=/var/lib/cloister-output/other", "Output=");
+        REFUSED_SANDBOX("Output= under /var/lib/private", "Output=/var/lib/private/cloister-output/other", "Output=");
         REFUSED_SANDBOX("Output= with '..'", "Output=/srv/out/../../etc", "Output=");
         REFUSED_SANDBOX("JIT=maybe", "JIT=maybe", "JIT=");
         REFUSED_SANDBOX("Service=Bad!", "Service=Bad!", "Service=", "Bad!");
