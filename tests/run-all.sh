@@ -49,6 +49,11 @@ step "the VM tier's output"
 cat "$build/vm-tier.log"
 [ "$rc" = 0 ] || { echo "run-all: the tests failed"; exit 1; }
 
+# Debian 13 (tests/trixie/, docs/testing.md) is not a step of this run yet: on systemd 257 the
+# managed Output= directory is not writable by the run's dynamic user (nspawn-trixie's run
+# suite), and with its VM tier the whole run would come near CI's 90 minutes. Run it by hand
+# as docs/testing.md says.
+
 # Leaks and memory errors under valgrind: the C test programs (unit tests, the fuzz corpora
 # replayed) and the generator as the generator tests run it (tests/meson.build).
 step "valgrind"

@@ -11,6 +11,7 @@
 #include "parse-util.h"
 #include "profile-bus.h"
 #include "profile.h"
+#include "systemd-version.h"
 
 typedef struct RunState {
         const char *job;        /* the start job's object path */
@@ -263,6 +264,17 @@ static int subscribe(sd_bus *bus, const RunUnit *u, RunState *s) {
                                   "org.freedesktop.systemd1.Manager", "Subscribe", NULL, NULL, NULL);
 }
 
+/* The run is rendered for the manager that will run it: a property it does not know fails the
+ * whole StartTransientUnit() (lib/profile/systemd-version.c). */
+static void use_manager_version(sd_bus *bus) {
+        _cleanup_free_ char *version = NULL;
+        unsigned v;
+
+        if (get_string(bus, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "Version", &version) >= 0 &&
+            systemd_version_parse(version, &v) >= 0)
+                systemd_version_set(v);
+}
+
 int run_unit_start(const RunUnit *u) {
         _cleanup_free_ char *job = NULL;
         struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: poll() returns */
@@ -285,6 +297,7 @@ int run_unit_start(const RunUnit *u) {
                 sigaction(SIGTERM, &sa, NULL);
         }
 
+        use_manager_version(bus);
         r = start_transient(bus, u, &job);
         if (r < 0)
                 goto finish;

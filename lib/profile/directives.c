@@ -80,6 +80,7 @@ static const Directive directives[] = {
         { "Service", "BindReadOnlyPaths",       BUS_BIND, NULL },
         { "Service", "MemoryMax",               BUS_SIZE, NULL },
         { "Service", "MemorySwapMax",           BUS_SIZE, NULL },
+        { "Service", "MemoryPressureWatch",     BUS_STRING, NULL },   /* 254+ (systemd-version.c) */
         { "Service", "TasksMax",                BUS_UINT, NULL },
         { "Service", "CPUQuota",                BUS_CPU_QUOTA, "CPUQuotaPerSecUSec" },
         { "Service", "StandardOutput",          BUS_STDIO, NULL },

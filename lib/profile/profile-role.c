@@ -7,6 +7,7 @@
 #include "profile-role.h"
 #include "project.h"
 #include "sidecar.h"
+#include "systemd-version.h"
 
 void profile_out_done(ProfileOut *o) {
         for (size_t i = 0; i < _SLOT_MAX; i++)
@@ -521,6 +522,8 @@ int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) 
                         r = role_key_emitters[i].emit(&o, role, conf);
         if (r >= 0)
                 r = render_slots(&s, role, &o);
+        if (r >= 0)
+                r = profile_add_versioned(&s, systemd_version());
         profile_out_done(&o);
         if (r < 0) {
                 unit_settings_done(&s);

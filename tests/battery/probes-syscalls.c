@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/timex.h>
@@ -130,9 +131,30 @@ PROBE(adjtimex) {
 
 PROBE(personality) { GATE(syscall(SYS_personality, PER_LINUX | READ_IMPLIES_EXEC)); }
 
+/* MemoryDenyWriteExecute= is a seccomp filter on systemd 252 (EPERM); from 257 on, on a kernel
+ * with PR_SET_MDWE (6.3+), systemd sets the prctl instead and the kernel answers EACCES. An
+ * EACCES counts as blocked only when the prctl is really in force, so that an EACCES from
+ * elsewhere stays open. */
+#ifndef PR_GET_MDWE
+#define PR_GET_MDWE 66
+#endif
+#ifndef PR_MDWE_REFUSE_EXEC_GAIN
+#define PR_MDWE_REFUSE_EXEC_GAIN 1
+#endif
+static void mdwe_gate(Result *r, const char *call, long ret, int err) {
+        int mdwe;
+
+        if (ret < 0 && err == EACCES) {
+                mdwe = prctl(PR_GET_MDWE, 0, 0, 0, 0);
+                if (mdwe >= 0 && (mdwe & PR_MDWE_REFUSE_EXEC_GAIN))
+                        return blocked(r, "%s: EACCES (prctl PR_SET_MDWE: refuse exec gain)", call);
+        }
+        gate(r, call, ret, err);
+}
+
 PROBE(mmap_wx) {
         void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        gate(r, "mmap(PROT_WRITE|PROT_EXEC)", p == MAP_FAILED ? -1 : 0, errno);
+        mdwe_gate(r, "mmap(PROT_WRITE|PROT_EXEC)", p == MAP_FAILED ? -1 : 0, errno);
 }
 
 PROBE(mprotect_x) {
@@ -140,7 +162,8 @@ PROBE(mprotect_x) {
         if (p == MAP_FAILED)
                 return failed(r, "mmap(PROT_WRITE): %s", strerrorname_np(errno));
         p[0] = (char) 0xc3; /* ret */
-        GATE(mprotect(p, 4096, PROT_READ | PROT_EXEC));
+        long k = mprotect(p, 4096, PROT_READ | PROT_EXEC);
+        mdwe_gate(r, "mprotect(PROT_EXEC)", k, errno);
 }
 
 /* An out-of-range priority: EINVAL from the kernel before RLIMIT_RTPRIO is consulted. */

@@ -23,6 +23,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDED_UNIT_DIR = "/lib/systemd/system"
 spec = importlib.util.spec_from_file_location(
     "run_cases", os.path.join(HERE, "..", "generator", "run-cases.py"))
 rc = importlib.util.module_from_spec(spec)
@@ -53,6 +54,11 @@ def render(opts):
                     files[os.path.join(os.path.basename(d), name)] = text
             for name in sorted(files):
                 text = files[name].replace(root, "@ROOT@")
+                # Recorded on Debian 12, whose systemd.pc puts units in /lib/systemd/system; a
+                # merged-/usr systemd (Debian 13) says /usr/lib/systemd/system. Same rendering.
+                unitdir = os.path.dirname(opts.template_path)
+                if text.startswith("-> ") and unitdir != RECORDED_UNIT_DIR:
+                    text = text.replace("-> " + unitdir + "/", "-> " + RECORDED_UNIT_DIR + "/", 1)
                 if not text.endswith("\n"):
                     text += "\\ no newline at end\n"
                 out.append(f"--- {name} ---\n{text}")

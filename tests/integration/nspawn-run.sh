@@ -25,9 +25,18 @@ command -v unshare >/dev/null && command -v script >/dev/null || skip "unshare/s
 work=$(mktemp -d /var/tmp/cloister-nspawn.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
+# Another root to boot (default: the host's /, i.e. its /usr): tests/trixie/ boots the
+# Debian 13 root with systemd 257 this way, with CLOISTER_NSPAWN_DEST, the build already
+# installed (meson install of a build made in that root, by that root's meson).
+root=${CLOISTER_NSPAWN_ROOT:-/}
+
 # Install the build as a package would, then merge Debian's /lib/systemd paths into /usr/lib:
 # only /usr is overlaid into the container.
-DESTDIR=$work/dest meson install -C "$build" --no-rebuild --quiet >/dev/null
+if [ -n "${CLOISTER_NSPAWN_DEST:-}" ]; then
+        cp -a "$CLOISTER_NSPAWN_DEST" "$work/dest"
+else
+        DESTDIR=$work/dest meson install -C "$build" --no-rebuild --quiet >/dev/null
+fi
 if [ -d "$work/dest/lib" ]; then
         mkdir -p "$work/dest/usr/lib"
         cp -a "$work/dest/lib/." "$work/dest/usr/lib/"
@@ -72,12 +81,12 @@ fi
 set +e
 timeout -k 10 "${CLOISTER_NSPAWN_TIMEOUT:-540}" unshare -m --propagation private bash -c '
         mount -t tmpfs tmpfs /run &&
-        exec script -qec "systemd-nspawn -D / --volatile=yes --register=no --keep-unit --private-network \
-                --overlay-ro=/usr:$1/dest/usr:/usr \
+        exec script -qec "systemd-nspawn -D $3 --volatile=yes --register=no --keep-unit --private-network \
+                --overlay-ro=${3%/}/usr:$1/dest/usr:/usr \
                 $2 --bind=$1/out:/out --bind-ro=$1/payload:/payload \
                 --bind-ro=$1/cloister-test.service:/etc/systemd/system/cloister-test.service \
                 -b systemd.unit=cloister-test.service systemd.firstboot=off" /dev/null
-' _ "$work" "$bind_cfg" > "$work/console.log" 2>&1 </dev/null
+' _ "$work" "$bind_cfg" "$root" > "$work/console.log" 2>&1 </dev/null
 rc=$?
 set -e
 

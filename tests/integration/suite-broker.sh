@@ -176,8 +176,14 @@ check "raw upstream: no injected header and no smuggled request reached the wire
         lacks /srv/raw.jsonl -e X-Inj -e forbidden-smuggled -e "Transfer-Encoding"
 check "raw upstream: HTAB and obs-text values pass (the control requests arrived)" bash -c \
         'grep -q "tab\\\\tok-marker-1" /srv/raw.jsonl && grep -q "ok-marker-2" /srv/raw.jsonl'
-check "raw upstream: a value cut at a NUL arrives cut, the rest of its line never" bash -c \
-        'grep -q "X-Request-Id: nul-marker\\\\r\\\\n" /srv/raw.jsonl'
+# libmicrohttpd 0.9 (Debian 12) cuts a header value at a NUL; 1.0 (Debian 13) refuses the
+# request with 400. Either way nothing after the NUL reaches the upstream (X-Inj-Nul: the
+# "no injected header" point above).
+nul_cut_or_refused() {
+        grep -q "X-Request-Id: nul-marker\\\\r\\\\n" /srv/raw.jsonl && return 0
+        [ "$(get headers nul_header_code)" = 400 ] && lacks /srv/raw.jsonl -e nul-marker
+}
+check "raw upstream: a value cut at a NUL arrives cut, the rest of its line never" nul_cut_or_refused
 expect headers good_header_codes 200,200 "header values with HTAB and obs-text pass"
 expect headers bad_answer_codes 502,502 "an upstream answer with a bare CR or a folded header line is a 502"
 

@@ -162,6 +162,15 @@ if [ -n "$unit" ] && [ "$(systemctl show -P ActiveState "$unit")" = active ]; th
                 if [ "$a" = "$b" ]; then ok "live: $p agrees"; else notok "live: $p agrees"; diag "agent@sealed: $a"; diag "$unit: $b"; fi
         done
         check "live: the run's private /tmp is its own mount" bash -c "findmnt -n /run/cloister/tmp/$inst >/dev/null"
+        # 254+: both renderers add MemoryPressureWatch=no (lib/profile/systemd-version.c)
+        sdv=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p') # no awk: the volatile root has no /etc/alternatives
+        if [ "${sdv:-0}" -ge 254 ]; then
+                check "live: MemoryPressureWatch=no in the generated unit and in the run" \
+                        all '[ "$(systemctl show -P MemoryPressureWatch agent@sealed.service)" = no ]' \
+                        "[ \"\$(systemctl show -P MemoryPressureWatch $unit)\" = no ]"
+        else
+                skip "live: MemoryPressureWatch=no in the generated unit and in the run" "systemd $sdv has no MemoryPressureWatch= (254+)"
+        fi
         systemctl stop "$unit"
 else
         notok "a run without --wait is active ($(cat /srv/live.err))"

@@ -128,6 +128,7 @@ static const struct { const char *key; Norm norm; const char *property; } text_k
         { "IPAddressDeny", N_IP, NULL }, { "IPAddressAllow", N_IP, NULL }, { "TemporaryFileSystem", N_TMPFS, NULL },
         { "InaccessiblePaths", N_WORDS, NULL }, { "BindPaths", N_BIND, NULL }, { "BindReadOnlyPaths", N_BIND, NULL },
         { "MemoryMax", N_SIZE, NULL }, { "MemorySwapMax", N_SIZE, NULL }, { "TasksMax", N_UINT, NULL },
+        { "MemoryPressureWatch", N_STR, NULL },   /* 254+ (lib/profile/systemd-version.c) */
         { "CPUQuota", N_CPU, "CPUQuotaPerSecUSec" }, { "StandardOutput", N_STR, NULL }, { "StandardError", N_STR, NULL },
         { "What", N_STR, NULL }, { "Where", N_STR, NULL }, { "Type", N_STR, NULL }, { "Options", N_STR, NULL }, { "DirectoryMode", N_MODE, NULL },
 };

@@ -54,6 +54,7 @@ role tmp-cap none transient "$LA/fill.sh 32" Memory=256M TmpSize=8M ShmSize=4M
 role tmp-control none transient "$LA/fill.sh 32" Memory=256M TmpSize=64M ShmSize=64M
 role net-egress egress transient "$PY $LA/netprobe.py /output/net.txt $LA/net-targets" Memory=256M
 role net-host host transient "$PY $LA/netprobe.py /output/net.txt $LA/net-targets" Memory=256M
+role psi none transient "/bin/sh $LA/psi.sh /output/psi.txt" Memory=256M
 systemctl daemon-reload
 
 # --- Memory= ----------------------------------------------------------------------------
@@ -155,6 +156,25 @@ for d in /tmp /var/tmp /dev/shm; do
         check "$d control: under a 64 MiB cap the same 32 MiB write gets in (${wrote:-?} KiB)" [ "${wrote:-0}" = 32768 ]
 done
 systemctl stop agent@tmp-control.service
+
+# --- memory.pressure: no trigger from inside (MemoryPressureWatch=no, systemd 254+) ---------
+# 254+'s default MemoryPressureWatch=auto hands a service its cgroup's memory.pressure to
+# write a trigger into, through ProtectControlGroups=yes: a write to the host's cgroupfs.
+sd_version=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+systemctl start agent@psi.service
+wait_for 60 state_is psi inactive
+check "memory.pressure: the agent cannot write its cgroup's memory.pressure ($(cat /srv/out/psi/psi.txt 2>/dev/null))" \
+        grep -q '^psi=refused' /srv/out/psi/psi.txt
+if [ "${sd_version:-0}" -ge 254 ]; then
+        # today's agent without the row: the default MemoryPressureWatch=auto, memory accounting on
+        ctl=$(systemd-run --wait --pipe -q -p DynamicUser=yes -p ProtectControlGroups=yes -p MemoryMax=256M \
+                /bin/sh "$LA/psi.sh" - 2>&1)
+        check "memory.pressure control: without MemoryPressureWatch=no the same write gets through ($ctl)" \
+                grep -q '^psi=written' <<<"$ctl"
+else
+        skip "memory.pressure control: without MemoryPressureWatch=no the same write gets through" \
+                "systemd $sd_version has no MemoryPressureWatch= (254+)"
+fi
 
 # --- egress and IPAddressDeny= ---------------------------------------------------------------
 # An "outside" host: a network namespace behind a veth pair, answering on 10.123.0.2 and on

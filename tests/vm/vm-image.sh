@@ -22,10 +22,23 @@ CACHE=${CLOISTER_VM_CACHE:-/var/tmp/cloister-vm-cache}
 log() { printf '# vm-image: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
 
+# CLOISTER_VM_APT_ROOT=DIR: packages come from that root's archive (tests/trixie: Debian 13's
+# kernel for the trixie guest), through its own apt in a throwaway overlay of it; the host's
+# apt configuration is not used.
+apt_root() { # CMD...: in the root, with $CACHE/dl at /dl
+        unshare -m --propagation private bash -c 'mount -t tmpfs tmpfs /run &&
+                exec timeout 600 systemd-nspawn -q -D "$1" --volatile=overlay --register=no --keep-unit --pipe \
+                        --bind="$2:/dl" /bin/sh -c "$3"' _ "$CLOISTER_VM_APT_ROOT" "$CACHE/dl" \
+                "apt-get update -qq -o APT::Sandbox::User=root >/dev/null && cd /dl && $*" </dev/null
+}
+
 fetch_deb() { # PKG DESTDIR
         local pkg=$1 dest=$2 dl=$CACHE/dl
         mkdir -p "$dl"
-        if ! (cd "$dl" && timeout 600 apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null 2>&1); then
+        if [ -n "${CLOISTER_VM_APT_ROOT:-}" ]; then
+                apt_root apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null ||
+                        die "apt-get download $pkg in $CLOISTER_VM_APT_ROOT failed"
+        elif ! (cd "$dl" && timeout 600 apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null 2>&1); then
                 timeout 600 apt-get update -qq >/dev/null 2>&1 || true
                 (cd "$dl" && timeout 600 apt-get download -q -o APT::Sandbox::User=root "$pkg" >/dev/null) ||
                         die "apt-get download $pkg failed (is a Debian 12 mirror reachable?)"
@@ -36,7 +49,12 @@ fetch_deb() { # PKG DESTDIR
 
 prepare_kernel() {
         local kpkg kver vmlinuz off
-        kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+        if [ -n "${CLOISTER_VM_APT_ROOT:-}" ]; then
+                mkdir -p "$CACHE/dl"
+                kpkg=$(apt_root apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+        else
+                kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+        fi
         if [ -z "$kpkg" ]; then
                 timeout 600 apt-get update -qq >/dev/null 2>&1 || true
                 kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
@@ -44,9 +62,14 @@ prepare_kernel() {
         [ -n "$kpkg" ] || die "cannot resolve linux-image-amd64 with apt-cache"
         log "kernel package $kpkg"
         fetch_deb "$kpkg" "$CACHE/kernel"
+        if [ ! -d "$CACHE/kernel/lib/modules" ] && [ -d "$CACHE/kernel/usr/lib/modules" ]; then
+                mkdir -p "$CACHE/kernel/lib" # Debian 13 ships modules under /usr/lib
+                mv "$CACHE/kernel/usr/lib/modules" "$CACHE/kernel/lib/modules"
+        fi
         kver=$(ls "$CACHE/kernel/lib/modules")
-        # depmod from Debian's kmod, run out of the unpacked tree: the guest's modprobe needs it
-        fetch_deb kmod "$CACHE/kmod"
+        # depmod from Debian's kmod, run out of the unpacked tree: the guest's modprobe needs it.
+        # The host's release (it runs here; busybox-static too): a newer kmod needs a newer libc.
+        CLOISTER_VM_APT_ROOT= fetch_deb kmod "$CACHE/kmod"
         ln -sf kmod "$CACHE/kmod/bin/depmod"
         "$CACHE/kmod/bin/depmod" -b "$CACHE/kernel" "$kver"
         # The uncompressed ELF vmlinux boots directly (PVH): saves the in-guest xz
@@ -68,7 +91,7 @@ prepare_initrd() {
         local kver kd bb d m l f need=""
         kver=$(cat "$CACHE/kver")
         kd=$CACHE/kernel/lib/modules/$kver
-        fetch_deb busybox-static "$CACHE/busybox"
+        CLOISTER_VM_APT_ROOT= fetch_deb busybox-static "$CACHE/busybox"
         bb=$CACHE/busybox/bin/busybox
         d=$CACHE/initrd.d
         rm -rf "$d"
@@ -77,6 +100,8 @@ prepare_initrd() {
         install -m 0755 "$here/vm-init.sh" "$d/init"
         cp "$CACHE/kmod/bin/kmod" "$d/kmod"
         for m in virtio_pci 9pnet_virtio 9p overlay; do
+                # built in (Debian 13: virtio_pci): nothing to load
+                grep -qE "(^|/)$m\.ko$" "$kd/modules.builtin" && continue
                 l=$(grep -E "(^|/)$m\.ko(\.[a-z]+)?:" "$kd/modules.dep") || die "module $m not in $kver"
                 need="$need ${l%%:*} ${l#*:}"
         done

@@ -77,7 +77,14 @@ kernel=$CACHE/vmlinux
 # --- the payload: the build installed as a package would be, the suite and its files ------
 work=$(mktemp -d /var/tmp/cloister-vm.XXXXXX)
 mkdir -p "$work/in/payload" "$work/in/units" "$work/out"
-DESTDIR=$work/in/dest meson install -C "$build" --no-rebuild --quiet >/dev/null
+# CLOISTER_VM_ROOT: the guest's root instead of the host's / (tests/trixie: the Debian 13
+# root), with CLOISTER_VM_DEST, the build already installed by that root's meson.
+vm_root=${CLOISTER_VM_ROOT:-/}
+if [ -n "${CLOISTER_VM_DEST:-}" ]; then
+        cp -a "$CLOISTER_VM_DEST" "$work/in/dest"
+else
+        DESTDIR=$work/in/dest meson install -C "$build" --no-rebuild --quiet >/dev/null
+fi
 if [ -d "$work/in/dest/lib" ]; then # Debian's /lib/systemd paths: /lib is usr/lib in the guest
         mkdir -p "$work/in/dest/usr/lib"
         cp -a "$work/in/dest/lib/." "$work/in/dest/usr/lib/"
@@ -141,7 +148,7 @@ t0=$(now_ms)
         timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp "$SMP" \
                 -nodefaults -no-user-config -display none -no-reboot -pidfile "$qemu_pidfile" \
                 -serial stdio -kernel "$kernel" -initrd "$CACHE/initrd.img" -append "$append" \
-                -virtfs local,path=/,mount_tag=vmroot,security_model=passthrough,readonly=on,multidevs=remap \
+                -virtfs "local,path=$vm_root,mount_tag=vmroot,security_model=passthrough,readonly=on,multidevs=remap" \
                 -virtfs "local,path=$work/in,mount_tag=vmin,security_model=passthrough,readonly=on" \
                 -virtfs "local,path=$work/out,mount_tag=vmout,security_model=mapped-xattr" \
                 -virtfs "local,path=$CACHE/kernel/lib/modules/$kver,mount_tag=vmmods,security_model=passthrough,readonly=on" \
