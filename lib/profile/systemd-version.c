@@ -56,10 +56,12 @@ unsigned systemd_version(void) {
         const char *e = getenv("CLOISTER_SYSTEMD_VERSION");
         unsigned v;
 
-        if (e && systemd_version_parse(e, &v) >= 0)
-                return v;
+        /* The manager's own answer first: the caller of cloisterctl run owns its environment, and
+         * an older version there would drop the rows that close something on the real one. */
         if (version_set > 0)
                 return version_set;
+        if (e && systemd_version_parse(e, &v) >= 0)
+                return v;
         v = running_version();
         return v > 0 ? v : SYSTEMD_BUILD_VERSION;
 }

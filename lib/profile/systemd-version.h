@@ -5,8 +5,9 @@
 
 /* The systemd version the profile is rendered for (docs/profile.md, "Per systemd version").
  * In order, the first that answers:
- *  1. $CLOISTER_SYSTEMD_VERSION (tests, and rendering for another machine);
- *  2. a version set by the caller (cloisterctl run asks the manager's Version over the bus);
+ *  1. a version set by the caller (cloisterctl run asks the manager's Version over the bus):
+ *     it wins over the environment, which the caller of cloisterctl owns;
+ *  2. $CLOISTER_SYSTEMD_VERSION (tests, and rendering for another machine);
  *  3. the running manager: PID 1's mapped libsystemd-core-NNN.so (/proc/1/maps). A generator
  *     runs before D-Bus and must not call systemctl; PID 1 is what loads the units, and a
  *     package upgrade without daemon-reexec leaves it older than the files on disk;

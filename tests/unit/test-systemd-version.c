@@ -39,6 +39,10 @@ static void test_override(void) {
         unsetenv("CLOISTER_SYSTEMD_VERSION");
         systemd_version_set(254);
         is_int((int) systemd_version(), 254, "a version set by the caller (the manager's, over the bus) wins over the guess");
+        setenv("CLOISTER_SYSTEMD_VERSION", "252", 1);
+        is_int((int) systemd_version(), 254,
+               "the manager's version wins over $CLOISTER_SYSTEMD_VERSION (cloisterctl's caller owns its environment)");
+        unsetenv("CLOISTER_SYSTEMD_VERSION");
         systemd_version_set(0);
         ok(systemd_version() >= 252, "without either, the running or the build-time version (%u)", systemd_version());
 }
