@@ -33,7 +33,8 @@ for p in "${prefixes[@]}"; do
         [ -z "$stray" ] && ok "$p: every installed file below $p, $sysconf or systemd's directories" ||
                 { not_ok "$p: files outside the prefix"; sed 's/^/# /' <<<"$stray"; }
         units=$(find "$d" -name '*.service' -o -name '*.socket' -o -name 'cloister.conf' -path '*tmpfiles*')
-        bad=$(grep -hoE '(ExecStart|ExecStartPre|ExecReload)=[^ ]*|/(usr|opt)/[^ ]*cloister[^ ]*' $units | sed 's/^[A-Za-z]*=//; s/^[-@+!:]*//' |
+        # cloister's own programs and files; the system's (ExecReload=/bin/kill) are not below any prefix
+        bad=$(grep -hoE '(ExecStart|ExecStartPre|ExecReload)=[^ ]*cloister[^ ]*|/(usr|opt)/[^ ]*cloister[^ ]*' $units | sed 's/^[A-Za-z]*=//; s/^[-@+!:]*//' |
                 while read -r path; do case $path in "$p"/*) ;; *) echo "$path" ;; esac; done | sort -u)
         [ -n "$units" ] && [ -z "$bad" ] && ok "$p: paths in the installed units point below $p" ||
                 { not_ok "$p: paths in the installed units"; sed 's/^/# /' <<<"${bad:-no units}"; }
