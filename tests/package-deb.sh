@@ -80,7 +80,7 @@ fi
 command -v systemd-nspawn >/dev/null || { not_ok "systemd-nspawn is installed (Debian: systemd-container)"; echo "1..$n"; exit 1; }
 mkdir -p "$work/payload/extra" "$work/out" "$work/usr-upper"
 cp "$src/tests/integration/tap.sh" "$src/tests/package-deb-suite.sh" "$work/payload/"
-cp "$src"/docs/examples/* "$src/tests/broker/fake-openai.py" "$work/payload/extra/"
+cp "$src"/docs/examples/* "$src/tests/broker/fake-openai.py" "$src/tests/broker/llm-upstream.sh" "$work/payload/extra/"
 chmod -R a+rX "$work/payload"
 # The machine's dpkg database, so that cloister's dependencies are there; less its
 # statoverrides: they name groups of the machine's /etc (ssl-cert…), which the container's
