@@ -12,11 +12,11 @@
 #define TEMPLATE_PATH SYSTEMDSYSTEMUNITDIR "/agent@.service"
 
 static int write_tmp_mount(const GeneratorOutput *o, const Role *role, const char *which) {
-        _cleanup_free_ char *where = profile_tmp_path(role, which), *esc = NULL, *name = NULL;
+        _cleanup_free_ char *name = profile_tmp_mount_name(role, which);
         UnitSettings s = {};
         int r;
 
-        if (!where || !(esc = unit_name_path_escape(where)) || !(name = strprintf("%s.mount", esc)))
+        if (!name)
                 return log_oom();
         r = profile_tmp_mount(role, which, &s);
         if (r < 0)
@@ -68,12 +68,11 @@ static int write_role(const GeneratorOutput *o, const Role *role, const Cloister
         unit_settings_done(&s);
         if (r < 0)
                 return r;
-        r = write_tmp_mount(o, role, "tmp");
-        if (r < 0)
-                return r;
-        r = write_tmp_mount(o, role, "var-tmp");
-        if (r < 0)
-                return r;
+        for (size_t i = 0; i < ELEMENTSOF(profile_tmp_dirs); i++) {
+                r = write_tmp_mount(o, role, profile_tmp_dirs[i]);
+                if (r < 0)
+                        return r;
+        }
         return add_wants_symlinks(o, role);
 }
 

@@ -45,11 +45,11 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
 
 /* The role's private /tmp and /var/tmp, mounted by PID 1 for this run only (lib/profile). */
 static int append_tmp_mount(sd_bus_message *m, const Role *role, const char *which) {
-        _cleanup_free_ char *where = profile_tmp_path(role, which), *esc = NULL, *name = NULL;
+        _cleanup_free_ char *name = profile_tmp_mount_name(role, which);
         _cleanup_(unit_settings_done) UnitSettings s = {};
         int r;
 
-        if (!where || !(esc = unit_name_path_escape(where)) || !(name = strprintf("%s.mount", esc)))
+        if (!name)
                 return log_oom();
         r = profile_tmp_mount(role, which, &s);
         if (r < 0)
@@ -120,12 +120,11 @@ static int append_start_transient(sd_bus_message *m, const RunUnit *u) {
         r = sd_bus_message_open_container(m, 'a', "(sa(sv))");
         if (r < 0)
                 return r;
-        r = append_tmp_mount(m, u->role, "tmp");
-        if (r < 0)
-                return r;
-        r = append_tmp_mount(m, u->role, "var-tmp");
-        if (r < 0)
-                return r;
+        for (size_t i = 0; i < ELEMENTSOF(profile_tmp_dirs); i++) {
+                r = append_tmp_mount(m, u->role, profile_tmp_dirs[i]);
+                if (r < 0)
+                        return r;
+        }
         return sd_bus_message_close_container(m);
 }
 

@@ -9,6 +9,7 @@
 #include "deps.h"
 #include "log.h"
 #include "policy.h"
+#include "profile.h"
 #include "project.h"
 
 /* What the generator itself writes into its directory: not admin drop-ins. */
@@ -401,37 +402,6 @@ static bool dropin_applies(const char *unit, const char *name) {
         return false;
 }
 
-int closed_surface_role_units(const Role *role, const CloisterConf *conf, char ***ret) {
-        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
-        _cleanup_free_ char *agent = strprintf("agent@%s.service", role->name);
-        _cleanup_free_ char *tmp = strprintf("run-cloister-tmp-%s.mount", role->name);
-        _cleanup_free_ char *vtmp = strprintf("run-cloister-var\\x2dtmp-%s.mount", role->name);
-        int r = l && agent && tmp && vtmp ? 0 : -ENOMEM;
-
-        if (r >= 0)
-                r = strv_extend(&l, agent);
-        if (r >= 0)
-                r = strv_extend(&l, tmp);
-        if (r >= 0)
-                r = strv_extend(&l, vtmp);
-        STRV_FOREACH(svc, role->services) {
-                _cleanup_free_ char *s = strprintf("sidecar@%s.socket", *svc);
-                if (r >= 0)
-                        r = s ? strv_extend(&l, s) : -ENOMEM;
-        }
-        if (r >= 0 && role->network == NETWORK_DAEMON_ONLY && conf && conf->broker_socket)
-                r = strv_extend(&l, "cloister-broker.socket");
-        for (DepsEcosystem e = 0; r >= 0 && e < _DEPS_ECOSYSTEM_MAX; e++)
-                if (role->deps[e] && role->project) {
-                        _cleanup_free_ char *u = project_deps_unit(role->project);
-                        r = u ? (strv_contains(l, u) ? 0 : strv_extend(&l, u)) : -ENOMEM;
-                }
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
 const char *closed_surface_find_units(const ClosedSurfaceIndex *idx, char * const *units) {
         _cleanup_strv_free_ char **names = calloc(1, sizeof(char *));
 
@@ -450,7 +420,7 @@ const char *closed_surface_find_units(const ClosedSurfaceIndex *idx, char * cons
 const char *closed_surface_find(const ClosedSurfaceIndex *idx, const Role *role, const CloisterConf *conf) {
         _cleanup_strv_free_ char **units = NULL;
 
-        if (closed_surface_role_units(role, conf, &units) < 0)
+        if (profile_role_units(role, conf, &units) < 0)
                 return "out of memory while checking drop-ins";
         return closed_surface_find_units(idx, units);
 }

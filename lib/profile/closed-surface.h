@@ -39,9 +39,6 @@ int unit_search_path(const char *generator_dirs[3], char ***ret);
  * and 50-credentials.conf drop-ins and the units it generates are cloister's own. */
 int closed_surface_index_build(char * const *dirs, const char *own_dir, ClosedSurfaceIndex *ret);
 
-/* The units agent@<role> depends on (conf may be NULL: no broker socket). */
-int closed_surface_role_units(const Role *role, const CloisterConf *conf, char ***ret);
-
 /* The first finding that applies to any of `units` (or their aliases), or NULL. */
 const char *closed_surface_find_units(const ClosedSurfaceIndex *idx, char * const *units);
 

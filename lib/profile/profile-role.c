@@ -16,6 +16,7 @@ void profile_out_done(ProfileOut *o) {
                 o->arg[i] = strv_free(o->arg[i]);
         for (size_t i = 0; i < _STAGE_MAX; i++)
                 o->stage[i] = strv_free(o->stage[i]);
+        o->units = strv_free(o->units);
 }
 
 static int list_add(char ***l, char *take) {
@@ -34,6 +35,14 @@ static int arg_add(ProfileOut *o, ProfileArg a, char *take) {
 
 static int stage_add(ProfileOut *o, ProfileStage st, char *take) {
         return list_add(&o->stage[st], take);
+}
+
+static int unit_add(ProfileOut *o, char *take) {
+        if (take && strv_contains(o->units, take)) {
+                free(take);
+                return 0;
+        }
+        return list_add(&o->units, take);
 }
 
 /* One argument quoted for the Exec line (values a user wrote). */
@@ -139,6 +148,8 @@ static int emit_network(ProfileOut *o, const Role *role, const CloisterConf *con
                 r = unit_settings_add(b, "Unit", "Wants", "cloister-broker.socket");
         if (r >= 0)
                 r = unit_settings_add(b, "Unit", "After", "cloister-broker.socket");
+        if (r >= 0)
+                r = unit_add(o, strdup("cloister-broker.socket"));
         return r;
 }
 
@@ -182,6 +193,8 @@ static int emit_tmp_size(ProfileOut *o, const Role *role, const CloisterConf *co
                 r = unit_settings_addf(s, "Service", "BindPaths", "%s:/tmp", tmp);
         if (r >= 0)
                 r = unit_settings_addf(s, "Service", "BindPaths", "%s:/var/tmp", var_tmp);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(profile_tmp_dirs); i++)
+                r = unit_add(o, profile_tmp_mount_name(role, profile_tmp_dirs[i]));
         return r;
 }
 
@@ -305,6 +318,8 @@ static int emit_project(ProfileOut *o, const Role *role, const CloisterConf *con
         if (r >= 0)
                 r = unit_settings_add(&o->slot[SLOT_DEPS], "Unit", "After", unit);
         if (r >= 0)
+                r = unit_add(o, strdup(unit));
+        if (r >= 0)
                 r = unit_settings_add(&o->slot[SLOT_DEPS], "Unit", "RequiresMountsFor", DEPS_CACHE_DIR);
         return r;
 }
@@ -341,6 +356,8 @@ static int emit_service(ProfileOut *o, const Role *role, const CloisterConf *con
                         r = unit_settings_addf(s, "Unit", "Wants", "sidecar@%s.socket", *svc);
                 if (r >= 0)
                         r = unit_settings_addf(s, "Unit", "After", "sidecar@%s.socket", *svc);
+                if (r >= 0)
+                        r = unit_add(o, strprintf("sidecar@%s.socket", *svc));
                 if (r < 0)
                         return r;
         }
@@ -512,14 +529,37 @@ static int render_slots(UnitSettings *s, const Role *role, ProfileOut *o) {
         return r;
 }
 
-int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) {
-        ProfileOut o = {};
-        UnitSettings s = {};
+static int run_emitters(ProfileOut *o, const Role *role, const CloisterConf *conf) {
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < role_key_emitters_n; i++)
                 if (role_key_emitters[i].emit)
-                        r = role_key_emitters[i].emit(&o, role, conf);
+                        r = role_key_emitters[i].emit(o, role, conf);
+        return r;
+}
+
+int profile_role_units(const Role *role, const CloisterConf *conf, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        ProfileOut o = {};
+        int r = run_emitters(&o, role, conf);
+
+        if (r >= 0)
+                r = list_add(&l, strprintf("agent@%s.service", role->name));
+        STRV_FOREACH(u, o.units)
+                if (r >= 0)
+                        r = strv_extend(&l, *u);
+        profile_out_done(&o);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret) {
+        ProfileOut o = {};
+        UnitSettings s = {};
+        int r = run_emitters(&o, role, conf);
+
         if (r >= 0)
                 r = render_slots(&s, role, &o);
         if (r >= 0)

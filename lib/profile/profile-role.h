@@ -59,6 +59,10 @@ typedef struct ProfileOut {
         UnitSettings slot[_SLOT_MAX];
         char **arg[_ARG_MAX];           /* each already quoted for an Exec line */
         char **stage[_STAGE_MAX];
+        /* The units the key makes the agent pull in (Wants=, Requires=, the mount units of
+         * RequiresMountsFor=): an admin drop-in for one of them is checked as one for the
+         * agent is (cloister.role(5), THE LOCKED PROFILE; lib/profile/closed-surface.c). */
+        char **units;
 } ProfileOut;
 
 void profile_out_done(ProfileOut *o);

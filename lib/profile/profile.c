@@ -48,8 +48,17 @@ int profile_add_static(UnitSettings *s, const char *const *skip) {
 }
 
 /* A run's /tmp is its own, not its role's: runs of one role may overlap. */
+const char *const profile_tmp_dirs[2] = { "tmp", "var-tmp" };
+
 char *profile_tmp_path(const Role *role, const char *which) {
         return strprintf("/run/cloister/%s/%s", which, role->run_instance ?: role->name);
+}
+
+char *profile_tmp_mount_name(const Role *role, const char *which) {
+        _cleanup_free_ char *where = profile_tmp_path(role, which);
+        _cleanup_free_ char *esc = where ? unit_name_path_escape(where) : NULL;
+
+        return esc ? strprintf("%s.mount", esc) : NULL;
 }
 
 int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {

@@ -27,6 +27,9 @@ int profile_add_static(UnitSettings *s, const char *const *skip_keys);
 int profile_add_rows(UnitSettings *s, const ProfileRow *rows, size_t n);
 /* The per-role part: what each of the role's keys becomes (profile-role.c, role_key_emitters[]). */
 int profile_role(const Role *role, const CloisterConf *conf, UnitSettings *ret);
+/* The units a start of the role involves: agent@ROLE.service, then those its keys pull in
+ * (ProfileOut.units). The closed-surface check reads their drop-ins. */
+int profile_role_units(const Role *role, const CloisterConf *conf, char ***ret);
 
 /* Parts shared by agents and sidecar runtimes: MemoryMax=/CPUQuota=/TasksMax= (and
  * RuntimeMaxSec= when l->timeout > 0), the private /dev/shm, and GPUs= (gpu.c). */
@@ -49,7 +52,12 @@ int profile_refusal(const char *role_name, const char *source, const char *reaso
  * DynamicUser= forces PrivateTmp= on systemd 252, which overrides TemporaryFileSystem=, so
  * the cap has to be a real mount outside the sandbox. `which` is "tmp" or "var-tmp". */
 char *profile_tmp_path(const Role *role, const char *which);
+/* Its mount unit: the name systemd gives the path (a role "a-b" gets "...-a\\x2db.mount"), and
+ * the unit's settings. */
+char *profile_tmp_mount_name(const Role *role, const char *which);
 int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret);
+/* The two, in the order their mount units are written: "tmp", "var-tmp". */
+extern const char *const profile_tmp_dirs[2];
 
 /* The directory at /output of a role without Output= (cloister.role(5)): systemd's
  * StateDirectory=cloister-output/<instance>, under /var/lib/private for a dynamic user. */
