@@ -117,16 +117,18 @@ static int check_output(const Role *role, char ***problems) {
 }
 
 int ctl_check_mounts(const Role *role, char ***problems) {
-        int r = 0;
+        int r;
 
-        if (role->input && !host_path_exists(role->input))
+        if (role->input && !host_path_exists(role->input)) {
                 r = problem(problems, role->path, "Input", NULL, strprintf("%s does not exist", role->input));
-        if (r >= 0)
-                r = check_output(role, problems);
-        if (r >= 0)
-                r = check_read_only_mounts(role->path, role->read_only_mounts, role->n_read_only_mounts,
-                                           role->read_only_mount_specs, problems);
-        return r;
+                if (r < 0)
+                        return r;
+        }
+        r = check_output(role, problems);
+        if (r < 0)
+                return r;
+        return check_read_only_mounts(role->path, role->read_only_mounts, role->n_read_only_mounts,
+                                      role->read_only_mount_specs, problems);
 }
 
 /* The nodes profile_add_gpus() makes the unit's start check require: /dev/nvidiactl,
@@ -178,8 +180,9 @@ int ctl_check_sidecar(const CtlSidecar *c, char ***problems) {
                 return 0;
         r = check_read_only_mounts(sc->path, sc->read_only_mounts, sc->n_read_only_mounts,
                                    sc->read_only_mount_specs, problems);
-        if (r >= 0)
-                r = ctl_check_gpus(sc->path, sc->gpus, problems);
+        if (r < 0)
+                return r;
+        r = ctl_check_gpus(sc->path, sc->gpus, problems);
         if (r >= 0 && c->dir_problem) {
                 _cleanup_free_ char *dir = strprintf(SIDECAR_SERVICES_DIR "/%s", c->name), *host = NULL;
                 char *p;
@@ -386,17 +389,23 @@ int ctl_check_role(const CtlModel *m, const CtlRole *role, char ***problems) {
         if (!role->role)
                 return 0;
         r = ctl_check_mounts(role->role, problems);
-        if (r >= 0)
-                r = check_sources_under_writable(m, role->role, problems);
-        if (r >= 0)
-                r = ctl_check_service_sockets(role->role, problems);
-        if (r >= 0)
-                r = check_service_files(m, role->role, problems);
-        if (r >= 0)
-                r = ctl_check_gpus(role->role->path, role->role->gpus, problems);
-        if (r >= 0)
-                r = ctl_check_broker_socket(role->role, m->conf, problems);
-        if (r >= 0 && role->role->project && (project = ctl_model_find_project(m, role->role->project)))
-                r = ctl_check_project(project, problems);
-        return r;
+        if (r < 0)
+                return r;
+        r = check_sources_under_writable(m, role->role, problems);
+        if (r < 0)
+                return r;
+        r = ctl_check_service_sockets(role->role, problems);
+        if (r < 0)
+                return r;
+        r = check_service_files(m, role->role, problems);
+        if (r < 0)
+                return r;
+        r = ctl_check_gpus(role->role->path, role->role->gpus, problems);
+        if (r < 0)
+                return r;
+        r = ctl_check_broker_socket(role->role, m->conf, problems);
+        if (r < 0)
+                return r;
+        project = role->role->project ? ctl_model_find_project(m, role->role->project) : NULL;
+        return project ? ctl_check_project(project, problems) : 0;
 }

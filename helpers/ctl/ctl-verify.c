@@ -139,49 +139,43 @@ static int select_all(CtlModel *m, Verified **out, size_t *n) {
         return r;
 }
 
-static int print_json(const CtlModel *m, const Verified *v, size_t n, bool ok, const CtlOptions *o) {
-        _cleanup_json_ struct json_object *root = json_new_root();
-        struct json_object *files = json_object_new_array(), *conf = json_object_new_array();
-        int r = root && files && conf ? 0 : -ENOMEM;
+/* One checked file: {"problems": [...], "kind", "name", "path", "ok"}, added to `files`. */
+static int add_verified_json(struct json_object *files, const Verified *v) {
+        struct json_object *f = json_object_new_object();
+        int r;
 
-        STRV_FOREACH(e, m->conf_errors)
-                if (r >= 0 && json_object_array_add(conf, json_object_new_string(*e)) < 0)
-                        r = -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                struct json_object *f = json_object_new_object(), *p = json_object_new_array();
-                if (!f || !p || json_object_array_add(files, f) < 0) {
-                        json_object_put(f);
-                        json_object_put(p);
-                        r = -ENOMEM;
-                        break;
-                }
-                json_object_object_add(f, "problems", p);
-                STRV_FOREACH(e, v[i].problems)
-                        if (json_object_array_add(p, json_object_new_string(*e)) < 0)
-                                r = -ENOMEM;
-                if (r >= 0)
-                        r = json_add_string(f, "kind", v[i].kind);
-                if (r >= 0)
-                        r = json_add_string(f, "name", v[i].name);
-                if (r >= 0)
-                        r = json_add_string(f, "path", v[i].path);
-                if (r >= 0)
-                        r = json_add_bool(f, "ok", !v[i].problems);
+        if (!f || json_object_array_add(files, f) < 0) {
+                json_object_put(f);
+                return -ENOMEM;
         }
-        if (r >= 0)
-                r = json_add_bool(root, "ok", ok);
-        if (r >= 0 && json_object_object_add(root, "conf", conf) < 0)
-                r = -ENOMEM;
-        else if (r >= 0)
-                conf = NULL;
-        if (r >= 0 && json_object_object_add(root, "files", files) < 0)
-                r = -ENOMEM;
-        else if (r >= 0)
-                files = NULL;
-        json_object_put(conf);
-        json_object_put(files);
+        r = json_add_strv(f, "problems", v->problems);
         if (r < 0)
+                return r;
+        r = json_add_string(f, "kind", v->kind);
+        if (r < 0)
+                return r;
+        r = json_add_string(f, "name", v->name);
+        if (r < 0)
+                return r;
+        r = json_add_string(f, "path", v->path);
+        if (r < 0)
+                return r;
+        return json_add_bool(f, "ok", !v->problems);
+}
+
+static int print_json(const CtlModel *m, const Verified *v, size_t n, bool ok, const CtlOptions *o) {
+        _cleanup_json_ struct json_object *root = json_new_root(), *files = json_object_new_array();
+
+        if (!root || !files)
                 return log_oom();
+        for (size_t i = 0; i < n; i++)
+                if (add_verified_json(files, &v[i]) < 0)
+                        return log_oom();
+        if (json_add_bool(root, "ok", ok) < 0 || json_add_strv(root, "conf", m->conf_errors) < 0)
+                return log_oom();
+        if (json_object_object_add(root, "files", files) < 0)
+                return log_oom();
+        files = NULL; /* root owns it now */
         return json_print(root, o);
 }
 
