@@ -3,7 +3,7 @@
 #include "conf-files.h"
 #include "deps.h"
 #include "generator-output.h"
-#include "generator.h"
+#include "generator-project.h"
 #include "log.h"
 #include "profile-deps.h"
 #include "project.h"

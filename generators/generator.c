@@ -4,6 +4,7 @@
 #include "conf-files.h"
 #include "exit-status.h"
 #include "generator-output.h"
+#include "generator-project.h"
 #include "generator-sidecars.h"
 #include "generator.h"
 #include "log.h"
