@@ -20,22 +20,12 @@ static const struct { const char *section, *key, *value; } broker_rows[] = {
 };
 
 const HardeningChange profile_broker_hardening[] = {
-        { "PrivateUsers", NULL, "not set (as before the base; a candidate to add)" },
-        { "SecureBits", NULL, "not set (as before the base; a candidate to add)" },
         { "PrivateNetwork", NULL, "it makes every upstream call: the one process with egress" },
-        { "PrivateMounts", NULL, "not set (as before the base; a candidate to add)" },
-        { "DevicePolicy", NULL, "not set (as before the base; PrivateDevices= still applies)" },
         { "ProtectProc", "default", "it reads its peers' /proc/PID/cgroup to learn their unit: not \"invisible\"" },
-        { "ProcSubset", NULL, "not set (as before the base; a candidate to add)" },
-        { "KeyringMode", NULL, "not set (as before the base; a candidate to add)" },
-        { "RemoveIPC", NULL, "not set (as before the base; a candidate to add)" },
-        { "LimitCORE", NULL, "not set (as before the base; a candidate to add)" },
         { "SystemCallFilter~", "~@privileged", "the broker's own deny set instead of the agents' reviewed list" },
         { "RestrictAddressFamilies", "AF_UNIX AF_INET AF_INET6 AF_NETLINK", "upstream calls need IP sockets and the resolver" },
         { "IPAddressDeny", NULL, "upstreams may be anywhere, the host's loopback included" },
         { "TemporaryFileSystem", NULL, "the resolver's sockets under /run stay reachable (DNS)" },
-        { "InaccessiblePaths", NULL, "not set (as before the base; a candidate to add)" },
-        { "MemorySwapMax", NULL, "not set (as before the base; a candidate to add)" },
         { "StandardOutput", NULL, "systemd's default, the journal" },
         { "StandardError", NULL, "systemd's default, the journal" },
         {}

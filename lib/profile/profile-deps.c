@@ -27,18 +27,13 @@ static const struct { const char *section, *key, *value; } deps_rows[] = {
 static const HardeningChange deps_hardening[] = {
         { "DynamicUser", NULL, "set above, next to User= and the cache directory it owns (same value)" },
         { "UMask", NULL, "0022, set above: the agents' own users read the sets" },
-        { "SecureBits", NULL, "not set (as before the base; a candidate to add)" },
         { "ProtectHome", "tmpfs", "the workspace, often under /home, is bound back in read-only" },
         { "PrivateNetwork", NULL, "pip and npm download the locked packages: the unit's purpose" },
-        { "PrivateMounts", NULL, "not set (as before the base; a candidate to add)" },
         { "MemoryDenyWriteExecute", NULL, "set last, and only without Npm=: node's JIT needs W+X mappings" },
-        { "SystemCallFilter~", NULL, "not set (as before the base; @system-service alone; a candidate to add)" },
         { "RestrictAddressFamilies", "AF_UNIX AF_INET AF_INET6 AF_NETLINK", "downloads need IP sockets and the resolver" },
         /* the lockfiles pin every hash */
         { "IPAddressDeny", "link-local multicast", "cloud metadata and multicast stay closed; the host's loopback stays open for a resolver stub or a local package mirror" },
         { "TemporaryFileSystem", NULL, "the resolver's sockets under /run stay reachable (DNS)" },
-        { "InaccessiblePaths", NULL, "not set (as before the base; a candidate to add)" },
-        { "MemorySwapMax", NULL, "not set (as before the base; a candidate to add)" },
         {}
 };
 
