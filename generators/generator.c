@@ -13,13 +13,11 @@
 #define TEMPLATE_PATH SYSTEMDSYSTEMUNITDIR "/agent@.service"
 
 static int write_tmp_mount(const GeneratorOutput *o, const Role *role, const char *which) {
-        _cleanup_free_ char *name = profile_tmp_mount_name(role, which);
+        _cleanup_free_ char *name = NULL;
         UnitSettings s = {};
         int r;
 
-        if (!name)
-                return log_oom();
-        r = profile_tmp_mount(role, which, &s);
+        r = profile_tmp_mount(role, which, &name, &s);
         if (r < 0)
                 return log_oom();
         r = generator_write_unit(o, name, role->path, &s);

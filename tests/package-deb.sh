@@ -86,19 +86,10 @@ chmod -R a+rX "$work/payload"
 # statoverrides: they name groups of the machine's /etc (ssl-cert…), which the container's
 # fresh /etc does not have, and dpkg refuses to run with an override for an unknown group.
 rm -rf "$work/dpkg" && cp -a /var/lib/dpkg "$work/dpkg" && : >"$work/dpkg/statoverride"
-cat >"$work/cloister-test.service" <<UNIT
-[Unit]
-Description=cloister package suite
-Requires=dbus.socket
-After=dbus.socket basic.target
-SuccessAction=poweroff-force
-FailureAction=poweroff-force
-
-[Service]
-Type=oneshot
-Environment=PAYLOAD=/payload
-ExecStart=/bin/bash -c 'exec /bin/bash /payload/package-deb-suite.sh >/out/tap 2>/out/stderr'
-UNIT
+. "$src/tests/suite-unit.sh"
+suite_unit "$work/cloister-test.service" "cloister package suite" "PAYLOAD=/payload" \
+        "/bin/bash -c 'exec /bin/bash /payload/package-deb-suite.sh >/out/tap 2>/out/stderr'" \
+        "Requires=dbus.socket" ""
 set +e
 timeout -k 10 "${CLOISTER_NSPAWN_TIMEOUT:-600}" unshare -m --propagation private bash -c '
         mount -t tmpfs tmpfs /run &&

@@ -45,13 +45,11 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
 
 /* The role's private /tmp and /var/tmp, mounted by PID 1 for this run only (lib/profile). */
 static int append_tmp_mount(sd_bus_message *m, const Role *role, const char *which) {
-        _cleanup_free_ char *name = profile_tmp_mount_name(role, which);
+        _cleanup_free_ char *name = NULL;
         _cleanup_(unit_settings_done) UnitSettings s = {};
         int r;
 
-        if (!name)
-                return log_oom();
-        r = profile_tmp_mount(role, which, &s);
+        r = profile_tmp_mount(role, which, &name, &s);
         if (r < 0)
                 return log_oom();
         r = sd_bus_message_open_container(m, 'r', "sa(sv)");

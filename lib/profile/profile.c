@@ -61,12 +61,12 @@ char *profile_tmp_mount_name(const Role *role, const char *which) {
         return esc ? strprintf("%s.mount", esc) : NULL;
 }
 
-int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
-        _cleanup_free_ char *where = profile_tmp_path(role, which);
+int profile_tmp_mount(const Role *role, const char *which, char **ret_name, UnitSettings *ret) {
+        _cleanup_free_ char *where = profile_tmp_path(role, which), *name = profile_tmp_mount_name(role, which);
         UnitSettings s = {};
         int r;
 
-        if (!where)
+        if (!where || !name)
                 return -ENOMEM;
         r = unit_settings_addf(&s, "Unit", "Description", "cloister private /%s of role %s",
                                streq(which, "tmp") ? "tmp" : "var/tmp", role->name);
@@ -91,6 +91,8 @@ int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret) {
                 unit_settings_done(&s);
                 return r;
         }
+        if (ret_name)
+                *ret_name = TAKE_PTR(name);
         *ret = s;
         return 0;
 }

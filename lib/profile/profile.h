@@ -53,9 +53,9 @@ int profile_refusal(const char *role_name, const char *source, const char *reaso
  * the cap has to be a real mount outside the sandbox. `which` is "tmp" or "var-tmp". */
 char *profile_tmp_path(const Role *role, const char *which);
 /* Its mount unit: the name systemd gives the path (a role "a-b" gets "...-a\\x2db.mount"), and
- * the unit's settings. */
+ * the unit's settings (ret_name may be NULL). */
 char *profile_tmp_mount_name(const Role *role, const char *which);
-int profile_tmp_mount(const Role *role, const char *which, UnitSettings *ret);
+int profile_tmp_mount(const Role *role, const char *which, char **ret_name, UnitSettings *ret);
 /* The two, in the order their mount units are written: "tmp", "var-tmp". */
 extern const char *const profile_tmp_dirs[2];
 

@@ -54,19 +54,11 @@ cp -r "$src/tests/integration/agents" "$work/payload/" 2>/dev/null || true
 chmod -R a+rX "$work/payload"
 suite_name=$(basename "$suite")
 
-cat > "$work/cloister-test.service" <<UNIT
-[Unit]
-Description=cloister integration suite $suite_name
-Requires=dbus.socket
-After=dbus.socket basic.target
-SuccessAction=poweroff-force
-FailureAction=poweroff-force
-
-[Service]
-Type=oneshot
-Environment=CLOISTER_CFG=$sysconfdir/cloister PAYLOAD=/payload
-ExecStart=/bin/bash -c 'exec /bin/bash /payload/$suite_name >/out/tap 2>/out/stderr'
-UNIT
+. "$src/tests/suite-unit.sh"
+suite_unit "$work/cloister-test.service" "cloister integration suite $suite_name" \
+        "CLOISTER_CFG=$sysconfdir/cloister PAYLOAD=/payload" \
+        "/bin/bash -c 'exec /bin/bash /payload/$suite_name >/out/tap 2>/out/stderr'" \
+        "Requires=dbus.socket" ""
 
 # A config dir that the suite may write to, at the build's own sysconfdir.
 bind_cfg="--bind=$work/cfg:$sysconfdir/cloister"

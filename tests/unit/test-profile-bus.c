@@ -617,7 +617,7 @@ static void compare_role(const char *what, const char *conf, const char *role_te
         UnitSettings ms = {};
         Props mt = {}, mb = {};
         _cleanup_free_ char *mtext = NULL;
-        assert_se(profile_tmp_mount(l.role, "tmp", &ms) >= 0);
+        assert_se(profile_tmp_mount(l.role, "tmp", NULL, &ms) >= 0);
         mtext = render_text(&ms, NULL);
         known = text_props(mtext, l.role->name, &mt);
         if (is_int(bus_props(&ms, NULL, l.role->name, &mb), 0, "%s: the /tmp mount unit renders", what) && known)
@@ -692,7 +692,7 @@ static int print_shapes(void) {
                         printf("service: refused (%s)\n", strerror(-r));
                 else
                         print_props("service", &bp);
-                assert_se(profile_tmp_mount(l.role, "tmp", &ms) >= 0);
+                assert_se(profile_tmp_mount(l.role, "tmp", NULL, &ms) >= 0);
                 r = bus_props(&ms, NULL, l.role->name, &mb);
                 if (r < 0)
                         printf("tmp mount: refused (%s)\n", strerror(-r));

@@ -321,7 +321,7 @@ static void test_limits(void) {
                 UnitSettings m = {};
                 char *where = profile_tmp_path(x.load.role, "tmp");
                 is_str(where, "/run/cloister/tmp/agent", "profile_tmp_path(tmp)");
-                if (is_int(profile_tmp_mount(x.load.role, "tmp", &m), 0, "profile_tmp_mount(tmp) succeeds")) {
+                if (is_int(profile_tmp_mount(x.load.role, "tmp", NULL, &m), 0, "profile_tmp_mount(tmp) succeeds")) {
                         ok(has(&m, "Mount", "Where", "/run/cloister/tmp/agent"), "the tmp mount unit mounts at the role's path");
                         ok(has(&m, "Mount", "Type", "tmpfs"), "the tmp mount unit is a tmpfs");
                         ok(has_part(&m, "Mount", "Options", "size=134217728"), "TmpSize=128M is the tmpfs size= option");
@@ -330,6 +330,13 @@ static void test_limits(void) {
                         ok(has(&m, "Unit", "SourcePath", x.load.path), "the tmp mount unit names the role file");
                 }
                 unit_settings_done(&m);
+                {
+                        Role dashed = { .name = (char *) "my-role" };
+                        char *name = profile_tmp_mount_name(&dashed, "var-tmp");
+                        is_str(name, "run-cloister-var\\x2dtmp-my\\x2drole.mount",
+                               "the mount unit's name is the path escaped as systemd does (a role named my-role)");
+                        free(name);
+                }
                 ok(has_bind(&x.s, "BindPaths", "/run/cloister/tmp/agent", "/tmp"), "/tmp is bound from the capped tmpfs");
                 ok(has_bind(&x.s, "BindPaths", "/run/cloister/var-tmp/agent", "/var/tmp"), "/var/tmp is bound from its capped tmpfs");
                 free(where);

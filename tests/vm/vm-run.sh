@@ -99,28 +99,20 @@ for f in "$@"; do cp -r "$f" "$work/in/payload/"; done
 chmod -R a+rX "$work/in"
 suite_name=$(basename "$suite")
 
-cat > "$work/in/units/cloister-vm-test.service" <<UNIT
-[Unit]
-Description=cloister VM tier: $suite_name
-AllowIsolate=yes
-Wants=dbus.socket
-After=dbus.socket basic.target
-SuccessAction=poweroff-force
-FailureAction=poweroff-force
-
-[Service]
-Type=oneshot
-Environment=CLOISTER_CFG=$sysconfdir/cloister PAYLOAD=/vmtier/in/payload CLOISTER_TIER=vm
-ExecStartPre=/bin/mkdir -p $sysconfdir/cloister
-ExecStart=/bin/bash -c 'echo "CLOISTER-VM-SUITE-START"; /bin/bash /vmtier/in/payload/$suite_name >/vmtier/out/tap 2>/vmtier/out/stderr; echo "CLOISTER-VM-SUITE-END rc=\$?"'
-ExecStopPost=/bin/sh -c 'echo "result=\$SERVICE_RESULT code=\$EXIT_CODE status=\$EXIT_STATUS" > /vmtier/out/exit-status'
+. "$src/tests/suite-unit.sh"
+suite_unit "$work/in/units/cloister-vm-test.service" "cloister VM tier: $suite_name" \
+        "CLOISTER_CFG=$sysconfdir/cloister PAYLOAD=/vmtier/in/payload CLOISTER_TIER=vm" \
+        "/bin/bash -c 'echo \"CLOISTER-VM-SUITE-START\"; /bin/bash /vmtier/in/payload/$suite_name >/vmtier/out/tap 2>/vmtier/out/stderr; echo \"CLOISTER-VM-SUITE-END rc=\$?\"'" \
+        "AllowIsolate=yes
+Wants=dbus.socket" \
+        "ExecStartPre=/bin/mkdir -p $sysconfdir/cloister
+ExecStopPost=/bin/sh -c 'echo \"result=\$SERVICE_RESULT code=\$EXIT_CODE status=\$EXIT_STATUS\" > /vmtier/out/exit-status'
 StandardOutput=tty
 StandardError=inherit
 TTYPath=/dev/ttyS0
 TTYReset=no
 TTYVHangup=no
-TimeoutStartSec=infinity
-UNIT
+TimeoutStartSec=infinity"
 
 # --- boot ---------------------------------------------------------------------------------
 if [ "$ACCEL" = auto ]; then
