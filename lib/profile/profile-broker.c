@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "profile-broker.h"
+#include "profile.h"
 
-static const struct { const char *section, *key, *value; } broker_rows[] = {
+static const ProfileRow broker_rows[] = {
         { "Unit", "Description", "cloister broker: LLM, MCP and API calls for sealed agents" },
         { "Unit", "Documentation", "man:cloister-broker(8)" },
         /* Not ordered after network-online.target: agents' requests must not wait for it at
@@ -31,7 +32,7 @@ const HardeningChange profile_broker_hardening[] = {
         {}
 };
 
-static const struct { const char *section, *key, *value; } broker_limits[] = {
+static const ProfileRow broker_limits[] = {
         { "Service", "LimitNOFILE", "65536" },
         /* The ceiling for all callers together. One caller (one unit) is held to 512
          * connections and 64 MiB of request bodies and answers (cloister-broker(8)); past
@@ -46,14 +47,13 @@ static const struct { const char *section, *key, *value; } broker_limits[] = {
 
 int profile_broker(UnitSettings *ret) {
         UnitSettings s = {};
-        int r = 0;
+        int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(broker_rows) && r >= 0; i++)
-                r = unit_settings_add(&s, broker_rows[i].section, broker_rows[i].key, broker_rows[i].value);
+        r = profile_add_rows(&s, broker_rows, ELEMENTSOF(broker_rows));
         if (r >= 0)
                 r = hardening_add(&s, profile_broker_hardening);
-        for (size_t i = 0; i < ELEMENTSOF(broker_limits) && r >= 0; i++)
-                r = unit_settings_add(&s, broker_limits[i].section, broker_limits[i].key, broker_limits[i].value);
+        if (r >= 0)
+                r = profile_add_rows(&s, broker_limits, ELEMENTSOF(broker_limits));
         if (r < 0) {
                 unit_settings_done(&s);
                 return r;

@@ -2,13 +2,14 @@
 #include "cmdline.h"
 #include "hardening.h"
 #include "profile-deps.h"
+#include "profile.h"
 
 /* DynamicUser= with CacheDirectory=: systemd keeps the cache at
  * /var/cache/private/cloister/deps with /var/cache/cloister/deps a symlink to it, chowned to
  * the (shared, "cloister-deps") dynamic user; agents get their sets through read-only binds
  * that PID 1 sets up, so the 0700 /var/cache/private is no obstacle, and UMask=0022 keeps
  * the files readable by the agents' own users. */
-static const struct { const char *section, *key, *value; } deps_rows[] = {
+static const ProfileRow deps_rows[] = {
         { "Unit", "Documentation", "man:cloister.project(5)" },
         { "Unit", "Wants", "network-online.target" },
         { "Unit", "After", "network-online.target" },
@@ -49,8 +50,8 @@ int profile_deps_unit(const Project *p, UnitSettings *ret) {
                 r = unit_settings_add(&s, "Unit", "SourcePath", p->path);
         if (r >= 0)
                 r = unit_settings_addf(&s, "Unit", "RequiresMountsFor", "%s " DEPS_CACHE_DIR, p->workspace);
-        for (size_t i = 0; i < ELEMENTSOF(deps_rows) && r >= 0; i++)
-                r = unit_settings_add(&s, deps_rows[i].section, deps_rows[i].key, deps_rows[i].value);
+        if (r >= 0)
+                r = profile_add_rows(&s, deps_rows, ELEMENTSOF(deps_rows));
         if (r >= 0)
                 r = hardening_add(&s, deps_hardening);
         if (r >= 0)
