@@ -50,6 +50,15 @@ static uid_t pid_uid(pid_t pid) {
         return (uid_t) -1;
 }
 
+/* The UID the kernel reports for a user that has no mapping in our user namespace
+ * (/proc/sys/kernel/overflowuid, 65534 unless changed). */
+static uid_t overflow_uid(void) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/overflowuid", "re");
+        unsigned long uid;
+
+        return f && fscanf(f, "%lu", &uid) == 1 ? (uid_t) uid : (uid_t) 65534;
+}
+
 int peer_identify(int fd, Peer *ret) {
         struct ucred cred;
         socklen_t len = sizeof cred;
@@ -66,7 +75,15 @@ int peer_identify(int fd, Peer *ret) {
         }
         /* systemd 252 has no pidfd identity: a connection whose process exited and whose PID
          * an agent reused would pass as that agent. The UID the kernel recorded at connect()
-         * must still be the UID of the process now at that PID (each agent unit has its own). */
+         * must still be the UID of the process now at that PID (each agent unit has its own).
+         * In a user namespace that does not map the peer's UID (PrivateUsers= on the broker)
+         * every such UID reads as the overflow UID and the check could not tell two users
+         * apart: such a peer has no identity. */
+        if (cred.uid == overflow_uid()) {
+                log_warning("Peer PID %d has a UID this broker's user namespace does not map: refusing its identity.", (int) cred.pid);
+                *ret = p;
+                return 0;
+        }
         if (pid_uid(cred.pid) != cred.uid) {
                 log_warning("Peer PID %d now belongs to a process of another user: refusing its identity.", (int) cred.pid);
                 *ret = p;

@@ -21,6 +21,7 @@ static const ProfileRow broker_rows[] = {
 };
 
 const HardeningChange profile_broker_hardening[] = {
+        { "PrivateUsers", NULL, "it tells a reused PID by its peers' UIDs, which a user namespace would all show as 65534 (the broker refuses such peers)" },
         { "PrivateNetwork", NULL, "it makes every upstream call: the one process with egress" },
         { "ProtectProc", "default", "it reads its peers' /proc/PID/cgroup to learn their unit: not \"invisible\"" },
         { "SystemCallFilter~", "~@privileged", "the broker's own deny set instead of the agents' reviewed list" },
