@@ -130,6 +130,18 @@ check "audit: one record per request, with the role" bash -c \
 check "audit: tokens counted, also from the stream" bash -c \
         'journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b CLOISTER_ROLE=chat -o verbose | grep -q "CLOISTER_COMPLETION_TOKENS=[1-9]"'
 get() { sed -n "s/^$2=//p" "/srv/out/$1/probe.txt"; }
+# start_agents ROLE…: starts the agents and waits for them; when one did not finish well,
+# its status and journal go into the TAP output as diagnostics (the checks that follow
+# then fail on its missing results).
+start_agents() {
+        local units=() r
+        for r in "$@"; do units+=("agent@$r.service"); done
+        systemctl start --wait "${units[@]}" && return 0
+        for r in "${units[@]}"; do
+                diag "$(systemctl status --no-pager -n 0 "$r" 2>&1 | head -n 12)"
+                diag "$(journalctl -b --no-pager -o short-monotonic -u "$r" 2>&1 | tail -n 25)"
+        done
+}
 expect() { # ROLE KEY EXPECTED DESCRIPTION
         local v; v=$(get "$1" "$2")
         if [ "$v" = "$3" ]; then ok "$1: $4 ($2=$v)"; else notok "$1: $4 ($2=$v, expected $3)"; fi
@@ -188,7 +200,7 @@ expect headers good_header_codes 200,200 "header values with HTAB and obs-text p
 expect headers bad_answer_codes 502,502 "an upstream answer with a bare CR or a folded header line is a 502"
 
 # --- curl over the loopback URL; TokensPerMinute=, MaxConcurrent=; the raw stream ------------
-systemctl start --wait agent@curler.service agent@tokens.service agent@single.service agent@raw.service agent@bigtokens.service
+start_agents curler tokens single raw bigtokens
 check "curl over CLOISTER_BROKER_URL in a daemon-only agent (/v1/models: $(cat /srv/out/curler/llm.code))" \
         [ "$(cat /srv/out/curler/llm.code)" = 200 ]
 expect tokens codes 200,429 "TokensPerMinute=5: the usage of the first answer blocks the second"
@@ -201,7 +213,7 @@ expect raw sse_event_line_passed True "SSE event: lines pass through"
 expect raw sse_chunked True "the stream goes out chunked, not buffered into a Content-Length"
 
 # --- MCP with the per-role tool allow-list ---------------------------------------------------
-systemctl start --wait agent@mcpuser.service agent@mcpnone.service
+start_agents mcpuser mcpnone
 expect mcpuser mcp_initialize 200 "MCP initialize through the broker"
 expect mcpuser mcp_session_kept True "the Mcp-Session-Id header is kept"
 expect mcpuser mcp_tools search "tools/list shows only the tools in AllowTool="
