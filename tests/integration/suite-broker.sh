@@ -130,17 +130,20 @@ check "audit: one record per request, with the role" bash -c \
 check "audit: tokens counted, also from the stream" bash -c \
         'journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b CLOISTER_ROLE=chat -o verbose | grep -q "CLOISTER_COMPLETION_TOKENS=[1-9]"'
 get() { sed -n "s/^$2=//p" "/srv/out/$1/probe.txt"; }
-# start_agents ROLE…: starts the agents and waits for them; when one did not finish well,
-# its status and journal go into the TAP output as diagnostics (the checks that follow
-# then fail on its missing results).
+# start_agents ROLE…: starts the agents and waits for them; when one did not finish well or
+# left no result, their status and journals and the broker's go into the TAP output as
+# diagnostics (the checks that follow then fail on the missing results).
 start_agents() {
-        local units=() r
+        local units=() r missing=0
         for r in "$@"; do units+=("agent@$r.service"); done
-        systemctl start --wait "${units[@]}" && return 0
+        systemctl start --wait "${units[@]}" || missing=1
+        for r in "$@"; do [ -s "/srv/out/$r/probe.txt" ] || [ -s "/srv/out/$r/llm.code" ] || missing=1; done
+        [ "$missing" = 1 ] || return 0
         for r in "${units[@]}"; do
                 diag "$(systemctl status --no-pager -n 0 "$r" 2>&1 | head -n 12)"
                 diag "$(journalctl -b --no-pager -o short-monotonic -u "$r" 2>&1 | tail -n 25)"
         done
+        diag "$(journalctl -b --no-pager -o short-monotonic -u cloister-broker.service 2>&1 | grep -v '"audit"' | tail -n 40)"
 }
 expect() { # ROLE KEY EXPECTED DESCRIPTION
         local v; v=$(get "$1" "$2")
