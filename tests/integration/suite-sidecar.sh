@@ -137,7 +137,15 @@ check "nobody reached the container's loopback listener ($(wc -l < /srv/probe-hi
         [ "$(ls -A $SVC/inference)" = service.sock ]
 
 # --- a crashed runtime is restarted and served again --------------------------------------
+# A connection that reaches the runtime while it is dying fails (the proxy relays bytes and
+# cannot know whether the request was served, so it does not retry it); the claim is about
+# connections made after the crash, so the next one waits until the old process is gone.
+RUNTIME_PID=$(prop sidecar-runtime@inference.service MainPID)
 out=$(ucurl $SVC/inference/service.sock /crash)
+for _ in $(seq 100); do
+        [ "$(prop sidecar-runtime@inference.service MainPID)" != "$RUNTIME_PID" ] && break
+        sleep 0.1
+done
 out=$(ucurl $SVC/inference/service.sock /id)
 id2=$(head -1 <<<"$out")
 check "crash: the next request is answered by a new runtime ($(tail -1 <<<"$out"), $id1 → $id2)" \
