@@ -93,6 +93,9 @@ check "dpkg -r cloister (exit $rc)" [ "$rc" = 0 ]
 agents >"$log/left"
 asked=$?
 check "removal leaves no running agent@ or agent-run@ unit ($(tr '\n' ' ' <"$log/left"))" all "[ $asked = 0 ]" "[ ! -s $log/left ]"
+findmnt -rn -o TARGET >"$log/mounts"
+check "removal unmounted the roles' /tmp mounts ($(grep '^/run/cloister/' "$log/mounts" | tr '\n' ' '))" \
+        lacks "$log/mounts" -E '^/run/cloister/(var-)?tmp/'
 for u in cloister-broker.socket cloister-broker.service; do
         check "removal stopped $u ($(systemctl is-active $u))" bash -c "[ \"\$(systemctl is-active $u)\" = inactive ]"
 done

@@ -9,6 +9,7 @@
 #include "deps.h"
 #include "exit-status.h"
 #include "log.h"
+#include "stage-tmp.h"
 #include "stage.h"
 
 /* systemd 252 still applies TemporaryFileSystem= and BindPaths= to a "+" command's mount
@@ -28,34 +29,79 @@ static int enter_host_mount_namespace(void) {
 }
 
 static int usage(void) {
-        fprintf(stderr, "Usage: %s start INSTANCE KEY:NAME:SOURCE…\n"
-                        "       %s stop INSTANCE\n"
-                        "Stages an agent's mount sources, see cloister-stage(8).\n",
+        fprintf(stderr, "Usage: %s start INSTANCE [--tmp=PATH:SIZE…] [KEY:NAME:SOURCE…]\n"
+                        "       %s stop INSTANCE [--tmp=PATH:SIZE…]\n"
+                        "Stages an agent's mount sources and empties its /tmp mounts, see cloister-stage(8).\n",
                 program_invocation_short_name, program_invocation_short_name);
         return 2;
 }
 
+typedef struct StageArgs {
+        StageTmp *tmp;
+        size_t n_tmp;
+        StageMount *mounts;
+        size_t n_mounts;
+} StageArgs;
+
+static void stage_args_done(StageArgs *a) {
+        free(a->tmp);
+        free(a->mounts);
+}
+
+static int parse_args(int argc, char *argv[], bool stop, StageArgs *a) {
+        const char *prefix = getenv("CLOISTER_TMP_PREFIX") ?: CLOISTER_TMP_PREFIX; /* tests only */
+
+        a->tmp = calloc((size_t) argc, sizeof(StageTmp));
+        a->mounts = calloc((size_t) argc, sizeof(StageMount));
+        if (!a->tmp || !a->mounts)
+                return log_oom();
+        for (int i = 3; i < argc; i++) {
+                const char *v = startswith(argv[i], "--tmp=");
+
+                if (v ? stage_tmp_parse(argv[i] + strlen("--tmp="), prefix, &a->tmp[a->n_tmp++]) < 0 :
+                        stop || stage_mount_parse(argv[i], &a->mounts[a->n_mounts++]) < 0)
+                        return log_error_errno(EINVAL, "Invalid argument \"%s\" (expected --tmp=%s…:SIZE%s).",
+                                               argv[i], prefix, stop ? "" : " or KEY:NAME:/SOURCE");
+        }
+        return 0;
+}
+
+/* Stop: unbind the mounts, empty /tmp (its memory is freed now, not at the next start). */
+static int stage_stop(const char *root, const char *instance, const StageArgs *a) {
+        int r = stage_clear(root, instance);
+
+        for (size_t i = 0; i < a->n_tmp; i++) {
+                int k = stage_tmp_prepare(&a->tmp[i], false);
+                if (k < 0 && r >= 0)
+                        r = k;
+        }
+        return r;
+}
+
+/* Start: the agent gets empty /tmp mounts of its size, then its mounts. */
+static int stage_start(const char *root, const char *instance, const StageArgs *a) {
+        for (size_t i = 0; i < a->n_tmp; i++) {
+                int r = stage_tmp_prepare(&a->tmp[i], true);
+                if (r < 0)
+                        return r;
+        }
+        return stage_mounts(root, instance, a->mounts, a->n_mounts, DEPS_CACHE_DIR);
+}
+
 int main(int argc, char *argv[]) {
         const char *root = getenv("CLOISTER_STAGE_DIR") ?: STAGE_DIR; /* tests only */
-        _cleanup_free_ StageMount *m = NULL;
-        int n = 0;
+        _cleanup_(stage_args_done) StageArgs a = {};
+        bool stop;
 
         log_set_prefix(program_invocation_short_name);
-        if (argc < 3 || !stage_instance_is_valid(argv[2]))
+        if (argc < 3 || !stage_instance_is_valid(argv[2]) || (!streq(argv[1], "start") && !streq(argv[1], "stop")))
                 return usage();
+        stop = streq(argv[1], "stop");
+        if (parse_args(argc, argv, stop, &a) < 0)
+                return 2;
         if (!getenv("CLOISTER_STAGE_DIR") && enter_host_mount_namespace() < 0)
                 return CLOISTER_EXIT_REFUSED;
-        if (streq(argv[1], "stop") && argc == 3)
-                return stage_clear(root, argv[2]) < 0 ? 1 : 0;
-        if (!streq(argv[1], "start"))
-                return usage();
-        m = calloc((size_t) argc, sizeof(StageMount));
-        if (!m)
-                return log_oom(), 1;
-        for (int i = 3; i < argc; i++)
-                if (stage_mount_parse(argv[i], &m[n++]) < 0) {
-                        log_error("Invalid mount \"%s\" (expected KEY:NAME:/SOURCE).", argv[i]);
-                        return 2;
-                }
-        return stage_mounts(root, argv[2], m, (size_t) n, DEPS_CACHE_DIR) < 0 ? CLOISTER_EXIT_REFUSED : 0;
+        if (stop)
+                return stage_stop(root, argv[2], &a) < 0 ? 1 : 0;
+        return stage_start(root, argv[2], &a) < 0 ? CLOISTER_EXIT_REFUSED : 0;
 }

@@ -195,6 +195,11 @@ static int emit_tmp_size(ProfileOut *o, const Role *role, const CloisterConf *co
                 r = unit_settings_addf(s, "Service", "BindPaths", "%s:/var/tmp", var_tmp);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(profile_tmp_dirs); i++)
                 r = unit_add(o, profile_tmp_mount_name(role, profile_tmp_dirs[i]));
+        /* a role's mounts outlive its starts: cloister-stage empties them (a run's are new) */
+        if (r >= 0 && !role->run_instance)
+                r = stage_add(o, STAGE_TMP, strprintf("--tmp=%s:%llu", tmp, (unsigned long long) role->limits.tmp_size));
+        if (r >= 0 && !role->run_instance)
+                r = stage_add(o, STAGE_TMP, strprintf("--tmp=%s:%llu", var_tmp, (unsigned long long) role->limits.tmp_size));
         return r;
 }
 
@@ -436,7 +441,7 @@ const RoleKeyEmitter role_key_emitters[] = {
         { "Sandbox", "Tasks",             emit_tasks,         "TasksMax=" },
         { "Sandbox", "Timeout",           emit_timeout,       "--timeout= RuntimeMaxSec=" },
         { "Sandbox", "StopGrace",         emit_stop_grace,    "--stop-grace= TimeoutStopSec= — StopGrace= plus 5 s" },
-        { "Sandbox", "TmpSize",           emit_tmp_size,      "RequiresMountsFor= BindPaths= — the size-capped /tmp and /var/tmp mount units" },
+        { "Sandbox", "TmpSize",           emit_tmp_size,      "RequiresMountsFor= BindPaths= ExecStartPre= ExecStopPost= — the size-capped /tmp and /var/tmp mount units, emptied by cloister-stage" },
         { "Sandbox", "ShmSize",           emit_shm_size,      "TemporaryFileSystem= — /dev/shm" },
         { "Sandbox", "Input",             emit_input,         "ExecStartPre= ExecStopPost= BindReadOnlyPaths= RequiresMountsFor= --expect-mount= — staged by cloister-stage" },
         { "Sandbox", "Output",            emit_output,        "ExecStartPre= ExecStopPost= BindPaths= RequiresMountsFor= StateDirectory= --expect-mount= — staged by cloister-stage; without Output=, systemd's managed directory" },
@@ -498,19 +503,22 @@ static int render_exec_start(UnitSettings *s, const Role *role, ProfileOut *o) {
         return r < 0 ? r : unit_settings_add(s, "Service", "ExecStart", line);
 }
 
-/* cloister-stage binds every role mount the emitters staged, and unbinds them when the unit stops. */
+/* cloister-stage empties the role's /tmp mounts and binds every role mount the emitters
+ * staged; when the unit stops, it unbinds them and empties /tmp again. */
 static int render_stage(UnitSettings *s, const Role *role, ProfileOut *o) {
         const char *inst = role->run_instance ?: role->name;
-        _cleanup_free_ char *mounts = join_words(o->stage[STAGE_MOUNTS], " "), *deps = join_words(o->stage[STAGE_DEPS], " ");
+        _cleanup_free_ char *tmp = join_words(o->stage[STAGE_TMP], " "), *mounts = join_words(o->stage[STAGE_MOUNTS], " "),
+                *deps = join_words(o->stage[STAGE_DEPS], " ");
         int r;
 
-        if (!mounts || !deps)
+        if (!tmp || !mounts || !deps)
                 return -ENOMEM;
-        if (!o->stage[STAGE_MOUNTS] && !o->stage[STAGE_DEPS])
+        if (!o->stage[STAGE_TMP] && !o->stage[STAGE_MOUNTS] && !o->stage[STAGE_DEPS])
                 return 0;
-        r = unit_settings_addf(s, "Service", "ExecStartPre", "+" CLOISTER_STAGE_PATH " start %s%s%s%s%s", inst,
-                               *mounts ? " " : "", mounts, *deps ? " " : "", deps);
-        return r < 0 ? r : unit_settings_addf(s, "Service", "ExecStopPost", "+" CLOISTER_STAGE_PATH " stop %s", inst);
+        r = unit_settings_addf(s, "Service", "ExecStartPre", "+" CLOISTER_STAGE_PATH " start %s%s%s%s%s%s%s", inst,
+                               *tmp ? " " : "", tmp, *mounts ? " " : "", mounts, *deps ? " " : "", deps);
+        return r < 0 ? r : unit_settings_addf(s, "Service", "ExecStopPost", "+" CLOISTER_STAGE_PATH " stop %s%s%s",
+                                              inst, *tmp ? " " : "", tmp);
 }
 
 static int render_slots(UnitSettings *s, const Role *role, ProfileOut *o) {

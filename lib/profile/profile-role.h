@@ -48,8 +48,10 @@ typedef enum ProfileArg {
         _ARG_MAX,
 } ProfileArg;
 
-/* cloister-stage's KEY:NAME:SOURCE arguments: the role's mounts, then the dependency sets. */
+/* cloister-stage's arguments: the --tmp= mounts it empties, then KEY:NAME:SOURCE, the role's
+ * mounts and the dependency sets. */
 typedef enum ProfileStage {
+        STAGE_TMP,
         STAGE_MOUNTS,
         STAGE_DEPS,
         _STAGE_MAX,

@@ -51,7 +51,7 @@ int profile_add_static(UnitSettings *s, const char *const *skip) {
 const char *const profile_tmp_dirs[2] = { "tmp", "var-tmp" };
 
 char *profile_tmp_path(const Role *role, const char *which) {
-        return strprintf("/run/cloister/%s/%s", which, role->run_instance ?: role->name);
+        return strprintf(CLOISTER_TMP_PREFIX "%s/%s", which, role->run_instance ?: role->name);
 }
 
 char *profile_tmp_mount_name(const Role *role, const char *which) {
@@ -72,9 +72,12 @@ int profile_tmp_mount(const Role *role, const char *which, char **ret_name, Unit
                                streq(which, "tmp") ? "tmp" : "var/tmp", role->name);
         if (r >= 0)
                 r = unit_settings_add(&s, "Unit", "SourcePath", role->path);
-        if (r >= 0) /* unmounted, and so emptied, when the agent stops */
+        /* A role's mount stays mounted between starts, so that a start makes no mount event
+         * (PID 1 rate-limits those): cloister-stage empties it before each start and after
+         * each stop. A run's is its own, unmounted (and so emptied) when the run ends. */
+        if (r >= 0 && role->run_instance)
                 r = unit_settings_add(&s, "Unit", "StopWhenUnneeded", "yes");
-        if (r >= 0) /* mounted again at every start: a role restarted often is never refused */
+        if (r >= 0) /* an admin who restarts it, or runs started often, are never refused */
                 r = unit_settings_add(&s, "Unit", "StartLimitIntervalSec", "0");
         if (r >= 0)
                 r = unit_settings_add(&s, "Mount", "What", "tmpfs");

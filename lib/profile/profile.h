@@ -70,3 +70,5 @@ char *profile_managed_output(const Role *role);
  * following symlinks, before the sandbox is set up; the unit binds from there. */
 #define CLOISTER_STAGE_DIR "/run/cloister/stage"
 #define CLOISTER_STAGE_PATH PKGLIBEXECDIR "/cloister-stage"
+/* A role's /tmp and /var/tmp mounts are <this>tmp/ROLE and <this>var-tmp/ROLE. */
+#define CLOISTER_TMP_PREFIX "/run/cloister/"

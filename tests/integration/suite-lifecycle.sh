@@ -37,6 +37,7 @@ role stopper transient 1min 2s "$A/trap-term.sh"
 role envrole transient 1min 1s "$A/env-dump.sh" "Environment=GREETING=hello world" "Environment=LOG_LEVEL=debug"
 role atboot transient 1min 1s "$A/sleeper.sh" "[Install]" "WantedBy=multi-user.target"
 role quick transient 1min 1s /bin/true
+role tmpkeeper transient 1min 1s "$A/tmp-leave.sh"
 systemctl daemon-reload
 
 # --- Timeout= is terminal, also for a durable role ----------------------------------------
@@ -102,17 +103,46 @@ systemctl set-environment LEAKED_FROM_MANAGER=1
 diag "manager environment control: $(systemd-run --wait -q --pipe env | grep -c LEAKED_FROM_MANAGER) line(s) in a plain service"
 systemctl unset-environment LEAKED_FROM_MANAGER
 
-# --- a role started again and again is never refused ------------------------------------
-# Each start mounts the role's /tmp and /var/tmp again (StopWhenUnneeded= mount units): with
-# systemd's default start limit (5 in 10 s) the 6th start failed with "Dependency failed".
+# --- a role started again and again is never refused, and mounts its /tmp once ----------
+# Each start used to mount the role's /tmp and /var/tmp again (StopWhenUnneeded= mount
+# units): systemd's default start limit (5 in 10 s) then refused the 6th start with
+# "Dependency failed", and PID 1's mount-event rate limit slowed back-to-back starts. Now
+# the mounts stay and cloister-stage empties them (cloister-stage(8), EMPTYING /tmp).
+mounted_at() { systemctl show -P InactiveExitTimestampMonotonic "run-cloister-$1-quick.mount"; }
+VT='var\x2dtmp' # as systemd escapes /run/cloister/var-tmp
 refused=0
 for i in $(seq 20); do
         systemctl start agent@quick.service 2>/dev/null || refused=$((refused + 1))
+        [ "$i" = 1 ] && first_tmp=$(mounted_at tmp) first_var=$(mounted_at "$VT")
         for j in $(seq 100); do [ "$(prop quick ActiveState)" = active ] || [ "$(prop quick ActiveState)" = activating ] || break; sleep 0.05; done
 done
 check "restart: 20 back-to-back starts of one role, none refused ($refused refused)" [ "$refused" = 0 ]
 check "restart: the role's /tmp mount unit has no start limit" \
         [ "$(systemctl show -P StartLimitIntervalUSec 'run-cloister-tmp-quick.mount')" = 0 ]
+check "restart: /tmp and /var/tmp were mounted once for the 20 starts (at $first_tmp, $first_var; now $(mounted_at tmp), $(mounted_at "$VT"))" \
+        all '[ -n "$first_tmp" ] && [ "$first_tmp" != 0 ]' '[ "$(mounted_at tmp)" = "$first_tmp" ]' \
+            '[ "$(mounted_at "$VT")" = "$first_var" ]' \
+            '[ "$(systemctl show -P ActiveState run-cloister-tmp-quick.mount)" = active ]'
+
+# --- what a start leaves in /tmp is gone at the next, and nothing outside it ---------------
+mkdir -p /srv/tmp-canary && echo keep > /srv/tmp-canary/keep
+tmpkeeper_run() { systemctl start agent@tmpkeeper.service && wait_state tmpkeeper inactive 20; }
+seen() { tr '\n' ' ' < "/srv/out/tmpkeeper/seen-$1" 2>/dev/null; }
+tmpkeeper_run
+check "tmp: the first start sees an empty /tmp and /var/tmp ($(seen 0))" [ "$(seen 0)" = "/tmp:  /var/tmp: " ]
+check "tmp: the agent left 4 entries in /tmp and 2 in /var/tmp ($(cat /srv/out/tmpkeeper/left-0 2>/dev/null))" \
+        [ "$(cat /srv/out/tmpkeeper/left-0 2>/dev/null)" = "4 2" ]
+check "tmp: the stop emptied them on the host (memory freed: $(ls -A /run/cloister/tmp/tmpkeeper /run/cloister/var-tmp/tmpkeeper | tr '\n' ' '))" \
+        all '[ -z "$(ls -A /run/cloister/tmp/tmpkeeper)" ]' '[ -z "$(ls -A /run/cloister/var-tmp/tmpkeeper)" ]'
+check "tmp: the symlinks the agent left were not followed (the host's files are intact)" \
+        all '[ "$(cat /srv/tmp-canary/keep)" = keep ]' '[ -d /srv/tmp-canary ]'
+# what a failed stop would leave: the next start must not see it
+echo stale > /run/cloister/tmp/tmpkeeper/left-by-a-failed-stop
+mkdir -p /run/cloister/var-tmp/tmpkeeper/d/e && ln -s /srv/tmp-canary /run/cloister/var-tmp/tmpkeeper/d/e/l
+tmpkeeper_run
+check "tmp: the next start sees them empty again ($(seen 1))" [ "$(seen 1)" = "/tmp:  /var/tmp: " ]
+check "tmp: ...and the host's files the leftovers pointed to are intact" [ "$(cat /srv/tmp-canary/keep)" = keep ]
+[ "$(seen 1)" = "/tmp:  /var/tmp: " ] || diag "$(journalctl -b -o cat -u agent@tmpkeeper.service | tail -20)"
 
 # --- [Install] WantedBy= --------------------------------------------------------------------
 check "install: WantedBy=multi-user.target is in effect without systemctl enable" bash -c \

@@ -22,7 +22,7 @@ SOURCES="deb http://deb.debian.org/debian trixie main"
 # generator's systemd-analyze verify, dbus and libnss-systemd for a booted systemd).
 PKGS=(meson ninja-build pkg-config gcc
       libsystemd-dev systemd-dev libinih-dev libseccomp-dev libjson-c-dev libcurl4-openssl-dev
-      libmicrohttpd-dev libssl-dev
+      libmicrohttpd-dev libssl-dev libmount-dev
       systemd systemd-sysv dbus libnss-systemd util-linux iproute2 procps python3 python3-httpx
       scdoc man-db curl zsh xz-utils ca-certificates)
 

@@ -93,7 +93,7 @@ static void emitted(const ProfileOut *o, char ***l) {
                                         note(l, w);
                         }
                 }
-        if (o->stage[STAGE_MOUNTS] || o->stage[STAGE_DEPS]) {
+        if (o->stage[STAGE_TMP] || o->stage[STAGE_MOUNTS] || o->stage[STAGE_DEPS]) {
                 note(l, "ExecStartPre=");
                 note(l, "ExecStopPost=");
         }

@@ -274,11 +274,13 @@ static void test_role_keys(void) {
                    "the workspace's .git is bound read-only");
                 ok(has_bind(&x.s, "BindReadOnlyPaths", CLOISTER_STAGE_DIR "/agent/ro-0", "/data"), "ReadOnlyMount= is bound read-only");
                 ok(has_bind(&x.s, "BindReadOnlyPaths", CLOISTER_STAGE_DIR "/agent/ro-1", "/models"), "ReadOnlyMount= with :ro is bound read-only");
-                is_str(pre, "+" CLOISTER_STAGE_PATH " start agent Input:input:/srv/in Output:output:/srv/out "
+                is_str(pre, "+" CLOISTER_STAGE_PATH " start agent --tmp=/run/cloister/tmp/agent:67108864 "
+                       "--tmp=/run/cloister/var-tmp/agent:67108864 Input:input:/srv/in Output:output:/srv/out "
                        "Workspace:workspace:/srv/projects/webapp Workspace:workspace-git:/srv/projects/webapp/.git "
                        "ReadOnlyMount:ro-0:/srv/datasets ReadOnlyMount:ro-1:/srv/models",
                        "every source is staged by cloister-stage (ExecStartPre=+), none named to systemd");
-                ok(has(&x.s, "Service", "ExecStopPost", "+" CLOISTER_STAGE_PATH " stop agent"), "...and unstaged when the unit stops");
+                ok(has(&x.s, "Service", "ExecStopPost", "+" CLOISTER_STAGE_PATH " stop agent --tmp=/run/cloister/tmp/agent:67108864 "
+                       "--tmp=/run/cloister/var-tmp/agent:67108864"), "...and unstaged when the unit stops, /tmp emptied");
                 for (size_t i = 0; i < x.s.n; i++)
                         if (streq(x.s.items[i].key, "BindPaths") || streq(x.s.items[i].key, "BindReadOnlyPaths"))
                                 ok(!strstr(x.s.items[i].value, "/srv/"), "no bind source is a role path: %s=%s",
@@ -328,7 +330,14 @@ static void test_limits(void) {
                         ok(has_part(&m, "Mount", "Options", "nosuid") && has_part(&m, "Mount", "Options", "nodev"),
                            "the tmpfs is nosuid,nodev");
                         ok(has(&m, "Unit", "SourcePath", x.load.path), "the tmp mount unit names the role file");
+                        ok(!has_key(&m, "Unit", "StopWhenUnneeded"),
+                           "a role's tmp mount stays mounted between starts (a start makes no mount event)");
                 }
+                ok(has_part(&x.s, "Service", "ExecStartPre", "start agent --tmp=/run/cloister/tmp/agent:134217728 "
+                            "--tmp=/run/cloister/var-tmp/agent:134217728"),
+                   "cloister-stage empties both before each start, and knows TmpSize=");
+                ok(has_part(&x.s, "Service", "ExecStopPost", "stop agent --tmp=/run/cloister/tmp/agent:134217728 "
+                            "--tmp=/run/cloister/var-tmp/agent:134217728"), "...and after each stop");
                 unit_settings_done(&m);
                 {
                         Role dashed = { .name = (char *) "my-role" };
@@ -336,6 +345,18 @@ static void test_limits(void) {
                         is_str(name, "run-cloister-var\\x2dtmp-my\\x2drole.mount",
                                "the mount unit's name is the path escaped as systemd does (a role named my-role)");
                         free(name);
+                }
+                {       /* a run's mounts are its own, made for it and gone with it */
+                        UnitSettings rm = {}, rs = {};
+                        x.load.role->run_instance = (char *) "agent.0123abcd";
+                        if (profile_tmp_mount(x.load.role, "tmp", NULL, &rm) < 0 ||
+                            profile_role(x.load.role, x.load.conf, &rs) < 0)
+                                tap_bail_out("a run's profile does not render");
+                        ok(has(&rm, "Unit", "StopWhenUnneeded", "yes"), "a run's tmp mount is unmounted when the run ends");
+                        ok(!has_part(&rs, "Service", "ExecStartPre", "--tmp="), "...so cloister-stage has nothing to empty for a run");
+                        x.load.role->run_instance = NULL;
+                        unit_settings_done(&rm);
+                        unit_settings_done(&rs);
                 }
                 ok(has_bind(&x.s, "BindPaths", "/run/cloister/tmp/agent", "/tmp"), "/tmp is bound from the capped tmpfs");
                 ok(has_bind(&x.s, "BindPaths", "/run/cloister/var-tmp/agent", "/var/tmp"), "/var/tmp is bound from its capped tmpfs");

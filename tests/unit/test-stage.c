@@ -2,10 +2,17 @@
 /* helpers/stage/stage.c: a mount source is opened without following any symlink on the
  * way, so a path an agent could have written never leads a bind elsewhere; a
  * dependency-set link is read once and must name an entry of the cache. (The binds
- * themselves need root: nspawn-sandbox proves them.) */
+ * themselves need root: nspawn-sandbox proves them.) A role's /tmp mount is emptied without
+ * following symlinks or entering other file systems, however deep the tree left in it, and
+ * only when it is a tmpfs mounted there alone. */
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 
+#include "stage-tmp.h"
 #include "stage.h"
 #include "tap.h"
 
@@ -40,6 +47,118 @@ static void ln(const char *target, const char *rel) {
         assert_se(symlink(target, p) == 0);
 }
 
+static bool dir_empty(int fd) {
+        int k = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        DIR *d = k >= 0 ? fdopendir(k) : NULL;
+        struct dirent *de;
+        bool empty = true;
+
+        assert_se(d);
+        while ((de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        empty = false;
+        closedir(d);
+        return empty;
+}
+
+static void test_tmp_parse(void) {
+        char good[] = "/run/cloister/tmp/role:67108864", var[] = "/run/cloister/var-tmp/r-1.0abc:1M",
+                stage[] = "/run/cloister/stage/role:1M", up[] = "/run/cloister/tmp/../x:1M",
+                deep[] = "/run/cloister/tmp/a/b:1M", zero[] = "/run/cloister/tmp/role:0", nosize[] = "/run/cloister/tmp/role";
+        StageTmp t;
+
+        ok(stage_tmp_parse(good, "/run/cloister/", &t) == 0 && streq(t.path, "/run/cloister/tmp/role") && t.size == 67108864,
+           "--tmp=PATH:SIZE parses");
+        ok(stage_tmp_parse(var, "/run/cloister/", &t) == 0 && t.size == 1048576, "a var-tmp mount of a run instance parses");
+        ok(stage_tmp_parse(stage, "/run/cloister/", &t) < 0, "only tmp/ and var-tmp/ mounts are ever emptied (stage/ refused)");
+        ok(stage_tmp_parse(up, "/run/cloister/", &t) < 0 && stage_tmp_parse(deep, "/run/cloister/", &t) < 0,
+           "a NAME with '..' or '/' is refused");
+        ok(stage_tmp_parse(zero, "/run/cloister/", &t) < 0 && stage_tmp_parse(nosize, "/run/cloister/", &t) < 0,
+           "a size of 0 or none is refused");
+}
+
+/* What an agent can leave in its /tmp: files, fifos, symlinks to the host's files and
+ * directories, directories it made unreadable, and a chain deeper than any path. */
+static void test_tmp_empty(void) {
+        _cleanup_free_ char *t = strprintf("%s/tmpmount", dir), *keep = strprintf("%s/outside/keep", dir),
+                *outside = strprintf("%s/outside", dir);
+        _cleanup_close_ int fd = -1;
+        int cur;
+
+        mk("tmpmount"); mk("outside");
+        assert_se(close(open(keep, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) == 0);
+        fd = open(t, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_se(fd >= 0);
+        assert_se(symlinkat(outside, fd, "to-outside") == 0);
+        assert_se(symlinkat(keep, fd, "to-keep") == 0);
+        assert_se(mkfifoat(fd, "fifo", 0600) == 0);
+        assert_se(close(openat(fd, ".hidden", O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == 0);
+        assert_se(mkdirat(fd, "a", 0700) == 0 && mkdirat(fd, "a/b", 0700) == 0);
+        assert_se(symlinkat(outside, fd, "a/b/link") == 0);
+        if (geteuid() == 0) { /* root reads what the agent locked (cloister-stage runs as root) */
+                assert_se(mkdirat(fd, "locked", 0700) == 0 && mkdirat(fd, "locked/inner", 0700) == 0);
+                assert_se(fchmodat(fd, "locked", 0, 0) == 0);
+        }
+        cur = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (unsigned i = 0; i < 1500; i++) { /* 3000 bytes of path: a walk by paths would fail */
+                int next;
+                assert_se(mkdirat(cur, "dd", 0700) == 0);
+                next = openat(cur, "dd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                assert_se(next >= 0);
+                close(cur);
+                cur = next;
+        }
+        assert_se(close(openat(cur, "bottom", O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == 0);
+        close(cur);
+
+        is_int(stage_tmp_empty_fd(fd), 0, "a /tmp with symlinks, a fifo, a locked directory and a 1500-deep chain is emptied");
+        ok(dir_empty(fd), "...and nothing is left in it");
+        ok(access(keep, F_OK) == 0 && access(outside, F_OK) == 0, "...and what its symlinks pointed to is untouched");
+        ok(access(t, F_OK) == 0, "...and the directory itself stays");
+}
+
+/* Root only: a tmpfs in a private mount namespace of this test. */
+static void test_tmp_prepare(void) {
+        _cleanup_free_ char *t = strprintf("%s/t1", dir), *other = strprintf("%s/t2", dir), *f = NULL;
+        StageTmp st = { .path = t, .size = 2 << 20 };
+        struct statfs sfs;
+
+        if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+                tap_skip("a private mount namespace needs root (cloister-stage's tmpfs checks)");
+                return;
+        }
+        mk("t1"); mk("t2");
+        assert_se(mount("tmpfs", t, "tmpfs", MS_NOSUID | MS_NODEV, "size=1M,mode=1777") == 0);
+        f = strprintf("%s/left", t);
+        assert_se(close(open(f, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == 0);
+        is_int(stage_tmp_prepare(&st, true), 0, "a tmpfs of its own is emptied");
+        ok(access(f, F_OK) < 0, "...what the last run left is gone");
+        ok(statfs(t, &sfs) == 0 && (uint64_t) sfs.f_blocks * sfs.f_bsize == 2 << 20,
+           "...and it is resized to TmpSize= when that changed (1M -> 2M)");
+        ok(statfs(t, &sfs) == 0 && (sfs.f_flags & ST_NOSUID) && (sfs.f_flags & ST_NODEV), "...keeping nosuid,nodev");
+        {
+                _cleanup_free_ char *sub = strprintf("%s/sub", t), *inner = strprintf("%s/sub/inner", t);
+                assert_se(mkdir(sub, 0755) == 0 && mount("tmpfs", sub, "tmpfs", 0, "size=1M") == 0);
+                assert_se(close(open(inner, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == 0);
+                is_int(stage_tmp_prepare(&st, true), -EXDEV, "a file system mounted inside is not entered (the start is refused)");
+                ok(access(inner, F_OK) == 0, "...its files are still there");
+                assert_se(umount2(sub, MNT_DETACH) == 0 && rmdir(sub) == 0);
+        }
+        free(f);
+        f = strprintf("%s/left", t);
+        assert_se(mount(t, other, NULL, MS_BIND, NULL) == 0);
+        assert_se(close(open(f, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)) == 0);
+        is_int(stage_tmp_prepare(&st, true), -EPERM, "a tmpfs that is also mounted elsewhere is never emptied");
+        ok(access(f, F_OK) == 0, "...its files are still there");
+        assert_se(umount2(other, MNT_DETACH) == 0 && umount2(t, MNT_DETACH) == 0);
+        assert_se(mount(dir, t, NULL, MS_BIND, NULL) == 0);
+        is_int(stage_tmp_prepare(&st, true), -EPERM, "a bind of another directory is never emptied");
+        free(f);
+        f = strprintf("%s/outside/keep", t);
+        ok(access(f, F_OK) == 0, "...the bound directory's files are still there");
+        assert_se(umount2(t, MNT_DETACH) == 0);
+}
+
 int main(void) {
         const char *reason;
         StageMount m;
@@ -55,6 +174,8 @@ int main(void) {
         mk("deps/by-project/q-real");
         ln("q-real", "deps/by-project/q");
         ln("../../pip-abc", "deps/by-project/q-real/pip");
+        test_tmp_parse();
+        test_tmp_empty();
 
         if (try_open("ws/real", &reason) == -ENOSYS) {
                 /* valgrind 3.19 (Debian 12) does not know openat2(2); cloister-stage then
@@ -82,6 +203,7 @@ int main(void) {
         ok(stage_mount_parse(bad2, &m) < 0, "a relative SOURCE is refused");
         ok(!stage_instance_is_valid("..") && !stage_instance_is_valid("a/b") && stage_instance_is_valid("role.0123abcd"),
            "instances: no '..', no '/'; run instances allowed");
+        test_tmp_prepare();
         cleanup();
         return tap_done();
 }
