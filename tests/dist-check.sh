@@ -77,7 +77,8 @@ tar -C "$work/unpacked" -xJf "$tarball"
 top=$work/unpacked/cloister-$version
 [ -d "$top" ] || { not_ok "the tarball unpacks to cloister-$version/"; exit 1; }
 
-(cd "$src" && git ls-files) | LC_ALL=C sort >"$work/git.list"
+# -z: names as they are (git quotes a name with a backslash, such as a unit name's \x2d)
+(cd "$src" && git ls-files -z) | tr '\0' '\n' | LC_ALL=C sort >"$work/git.list"
 (cd "$top" && find . \( -type f -o -type l -o -type d -empty \) -printf '%P\n') | LC_ALL=C sort >"$work/tar.list"
 if [ -s "$work/git.list" ] && diff -u "$work/git.list" "$work/tar.list" >"$work/list.diff"; then
         ok "the tarball holds exactly git's $(wc -l <"$work/git.list") tracked files"
