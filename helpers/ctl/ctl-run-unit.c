@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
 
+#include "ctl-run-slot.h"
 #include "ctl-run-unit.h"
 #include "ctl.h"
 #include "log.h"
@@ -99,8 +100,9 @@ static int append_profile(sd_bus_message *m, const RunUnit *u) {
         return 0;
 }
 
-/* The properties, then the auxiliary units (StartTransientUnit's "a(sv)" and "a(sa(sv))"). */
-static int append_start_transient(sd_bus_message *m, const RunUnit *u) {
+/* The properties, then the auxiliary units (StartTransientUnit's "a(sv)" and "a(sa(sv))"):
+ * the run's own /tmp mounts, or a slot's that no run has defined yet. */
+static int append_start_transient(sd_bus_message *m, const RunUnit *u, const bool define_tmp[2]) {
         int r;
 
         r = sd_bus_message_append(m, "ss", u->name, "fail");
@@ -119,11 +121,39 @@ static int append_start_transient(sd_bus_message *m, const RunUnit *u) {
         if (r < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(profile_tmp_dirs); i++) {
-                r = append_tmp_mount(m, u->role, profile_tmp_dirs[i]);
+                r = define_tmp[i] ? append_tmp_mount(m, u->role, profile_tmp_dirs[i]) : 0;
                 if (r < 0)
                         return r;
         }
         return sd_bus_message_close_container(m);
+}
+
+static bool unit_gone(const char *unit, void *userdata) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r = sd_bus_call_method(userdata, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                   "org.freedesktop.systemd1.Manager", "GetUnit", &error, &reply, "s", unit);
+
+        return r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit");
+}
+
+/* A free slot, if there is one: a run that finds none, or cannot use slots here, mounts its
+ * own /tmp (the same cap, never anything less closed). */
+static void claim_tmp_slot(sd_bus *bus, RunUnit *u) {
+        int r = run_slot_claim(CLOISTER_TMP_CLAIM_DIR, u->role->name, u->name, unit_gone, bus, &u->role->run_tmp_slot);
+
+        if (r == -EBUSY && !u->quiet)
+                log_notice("All %u /tmp slots of role %s are in use; this run mounts its own.", RUN_TMP_SLOTS_MAX, u->role->name);
+        else if (r < 0)
+                log_warning_errno(r, "Cannot claim a /tmp slot in " CLOISTER_TMP_CLAIM_DIR " (%m); this run mounts its own.");
+}
+
+/* The first run of a slot defines its mount units; later ones find them (RequiresMountsFor=). */
+static void tmp_to_define(sd_bus *bus, const RunUnit *u, bool define_tmp[2]) {
+        for (size_t i = 0; i < ELEMENTSOF(profile_tmp_dirs); i++) {
+                _cleanup_free_ char *name = profile_tmp_mount_name(u->role, profile_tmp_dirs[i]);
+                define_tmp[i] = !u->role->run_tmp_slot || !name || unit_gone(name, bus);
+        }
 }
 
 static int start_transient(sd_bus *bus, const RunUnit *u, char **ret_job) {
@@ -132,10 +162,13 @@ static int start_transient(sd_bus *bus, const RunUnit *u, char **ret_job) {
         const char *job;
         int r;
 
+        bool define_tmp[2];
+
+        tmp_to_define(bus, u, define_tmp);
         r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                            "org.freedesktop.systemd1.Manager", "StartTransientUnit");
         if (r >= 0)
-                r = append_start_transient(m, u);
+                r = append_start_transient(m, u, define_tmp);
         if (r < 0)
                 return r == -EOPNOTSUPP || r == -EBADMSG ? r : log_error_errno(r, "Cannot build the StartTransientUnit call: %m");
         r = sd_bus_call(bus, m, 0, &error, &reply);
@@ -272,7 +305,7 @@ static void use_manager_version(sd_bus *bus) {
                 systemd_version_set(v);
 }
 
-int run_unit_start(const RunUnit *u) {
+int run_unit_start(RunUnit *u) {
         _cleanup_free_ char *job = NULL;
         struct sigaction sa = { .sa_handler = on_stop_signal }; /* no SA_RESTART: poll() returns */
         sd_bus *bus = NULL;
@@ -295,9 +328,13 @@ int run_unit_start(const RunUnit *u) {
         }
 
         use_manager_version(bus);
+        claim_tmp_slot(bus, u);
         r = start_transient(bus, u, &job);
-        if (r < 0)
+        if (r < 0) {
+                if (u->role->run_tmp_slot) /* no unit: nobody else releases it */
+                        run_slot_release(CLOISTER_TMP_CLAIM_DIR, u->role->run_tmp_slot, u->name);
                 goto finish;
+        }
         s.job = job;
         r = wait_until(bus, u, &s, job_done, &exit_status);
         if (r < 0)

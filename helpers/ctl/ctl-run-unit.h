@@ -8,7 +8,7 @@
 /* One transient run, ready to be started: the role as narrowed for it (lib/profile renders
  * it) and how cloisterctl waits for it. */
 typedef struct RunUnit {
-        const Role *role;               /* role->run_instance is "ROLE.ID" */
+        Role *role;                     /* role->run_instance is "ROLE.ID"; run_tmp_slot is set here */
         const CloisterConf *conf;
         char *name;                     /* agent-run@ROLE.ID.service */
         bool wait;
@@ -16,9 +16,10 @@ typedef struct RunUnit {
         bool quiet;
 } RunUnit;
 
-/* Starts the unit over the system bus with StartTransientUnit (the role's private /tmp and
- * /var/tmp as auxiliary mount units) and waits for its start job. With u->wait, waits for
+/* Starts the unit over the system bus with StartTransientUnit and waits for its start job.
+ * Its /tmp and /var/tmp are a pre-mounted slot it claims (ctl-run-slot.h), or, with none free,
+ * mounts of its own (auxiliary mount units, unmounted when it ends). With u->wait, waits for
  * the unit to finish and returns the command's exit status (a signal: 128 + signal);
  * SIGINT/SIGTERM meanwhile stop the unit. Returns a CTL_EXIT_* code on cloisterctl's own
  * failures. */
-int run_unit_start(const RunUnit *u);
+int run_unit_start(RunUnit *u);

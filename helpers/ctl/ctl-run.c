@@ -10,6 +10,7 @@
 #include "ctl-run.h"
 #include "log.h"
 #include "parse-util.h"
+#include "profile.h"
 #include "role.h"
 #include "writable-path.h"
 
@@ -212,6 +213,21 @@ static bool endswith_str(const char *s, const char *suffix) {
 /* The profile is closed for runs as for agent@ROLE (cloister.role(5), THE LOCKED PROFILE): a role refused for an admin drop-in
  * that re-opens a closed surface is refused here too, and so is any admin unit file or
  * drop-in for agent-run@ units (there is no reason to have one). */
+/* A run's /tmp mount units (its own, run-cloister-tmp-ROLE.ID.mount, or a slot's,
+ * run-cloister-tmp-ROLE.slot\x2dN.mount) are not known before it starts: a drop-in for any
+ * of this role's is a finding. */
+static const char *find_run_mount_dropin(const ClosedSurfaceIndex *idx, const Role *role) {
+        for (size_t w = 0; w < ELEMENTSOF(profile_tmp_dirs); w++) {
+                _cleanup_free_ char *own = profile_tmp_mount_name(role, profile_tmp_dirs[w]);
+                size_t l = own ? strlen(own) - strlen("mount") : 0;    /* "run-cloister-tmp-ROLE." */
+
+                for (size_t i = 0; own && i < idx->n; i++)
+                        if (strncmp(idx->findings[i].unit, own, l) == 0)
+                                return idx->findings[i].reason;
+        }
+        return NULL;
+}
+
 static int check_closed_surfaces(const Role *role, const CloisterConf *conf) {
         _cleanup_strv_free_ char **unit_dirs = NULL;
         ClosedSurfaceIndex idx = {};
@@ -221,7 +237,7 @@ static int check_closed_surfaces(const Role *role, const CloisterConf *conf) {
 
         if (unit_search_path(gen, &unit_dirs) < 0 || closed_surface_index_build(unit_dirs, ctl_generator_dir(unit_dirs), &idx) < 0)
                 return log_oom();
-        reason = closed_surface_find(&idx, role, conf);
+        reason = closed_surface_find(&idx, role, conf) ?: find_run_mount_dropin(&idx, role);
         r = reason ? log_error_errno(EPERM, "Role %s refuses to start: %s; so does a run of it.", role->name, reason) : 0;
         closed_surface_index_done(&idx);
         STRV_FOREACH(d, unit_dirs) {

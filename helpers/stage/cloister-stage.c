@@ -29,14 +29,15 @@ static int enter_host_mount_namespace(void) {
 }
 
 static int usage(void) {
-        fprintf(stderr, "Usage: %s start INSTANCE [--tmp=PATH:SIZE…] [KEY:NAME:SOURCE…]\n"
-                        "       %s stop INSTANCE [--tmp=PATH:SIZE…]\n"
+        fprintf(stderr, "Usage: %s start INSTANCE [--tmp=PATH:SIZE…] [--claim=PATH] [KEY:NAME:SOURCE…]\n"
+                        "       %s stop INSTANCE [--tmp=PATH:SIZE…] [--claim=PATH]\n"
                         "Stages an agent's mount sources and empties its /tmp mounts, see cloister-stage(8).\n",
                 program_invocation_short_name, program_invocation_short_name);
         return 2;
 }
 
 typedef struct StageArgs {
+        const char *claim;      /* a run slot's claim, or NULL */
         StageTmp *tmp;
         size_t n_tmp;
         StageMount *mounts;
@@ -55,18 +56,29 @@ static int parse_args(int argc, char *argv[], bool stop, StageArgs *a) {
         a->mounts = calloc((size_t) argc, sizeof(StageMount));
         if (!a->tmp || !a->mounts)
                 return log_oom();
-        for (int i = 3; i < argc; i++) {
-                const char *v = startswith(argv[i], "--tmp=");
+        _cleanup_free_ char *claim_dir = strprintf("%stmp-slots", prefix);
 
-                if (v ? stage_tmp_parse(argv[i] + strlen("--tmp="), prefix, &a->tmp[a->n_tmp++]) < 0 :
-                        stop || stage_mount_parse(argv[i], &a->mounts[a->n_mounts++]) < 0)
-                        return log_error_errno(EINVAL, "Invalid argument \"%s\" (expected --tmp=%s…:SIZE%s).",
-                                               argv[i], prefix, stop ? "" : " or KEY:NAME:/SOURCE");
+        if (!claim_dir)
+                return log_oom();
+        for (int i = 3; i < argc; i++) {
+                const char *v = startswith(argv[i], "--tmp="), *c = startswith(argv[i], "--claim=");
+                int r;
+
+                if (v)
+                        r = stage_tmp_parse(argv[i] + strlen("--tmp="), prefix, &a->tmp[a->n_tmp++]);
+                else if (c && !a->claim)
+                        r = stage_claim_parse(a->claim = c, claim_dir);
+                else
+                        r = stop || c ? -EINVAL : stage_mount_parse(argv[i], &a->mounts[a->n_mounts++]);
+                if (r < 0)
+                        return log_error_errno(EINVAL, "Invalid argument \"%s\" (expected --tmp=%s…:SIZE, --claim=%s/NAME%s).",
+                                               argv[i], prefix, claim_dir, stop ? "" : " or KEY:NAME:/SOURCE");
         }
         return 0;
 }
 
-/* Stop: unbind the mounts, empty /tmp (its memory is freed now, not at the next start). */
+/* Stop: unbind the mounts, empty /tmp (its memory is freed now, not at the next start), then
+ * let the next run have the slot. */
 static int stage_stop(const char *root, const char *instance, const StageArgs *a) {
         int r = stage_clear(root, instance);
 
@@ -75,11 +87,16 @@ static int stage_stop(const char *root, const char *instance, const StageArgs *a
                 if (k < 0 && r >= 0)
                         r = k;
         }
+        if (a->claim && r >= 0) /* a slot that could not be emptied is not handed on */
+                r = stage_claim_release(a->claim, instance);
         return r;
 }
 
-/* Start: the agent gets empty /tmp mounts of its size, then its mounts. */
+/* Start: a run slot must be this run's; the agent gets empty /tmp mounts of its size, then
+ * its mounts. */
 static int stage_start(const char *root, const char *instance, const StageArgs *a) {
+        if (a->claim && stage_claim_check(a->claim, instance) < 0)
+                return -EPERM;
         for (size_t i = 0; i < a->n_tmp; i++) {
                 int r = stage_tmp_prepare(&a->tmp[i], true);
                 if (r < 0)

@@ -230,3 +230,52 @@ int stage_tmp_prepare(const StageTmp *t, bool resize_it) {
                 return log_error_errno(errno, "Failed to reset the owner and mode of %s: %m", t->path);
         return resize_it ? resize(t, fd) : 0;
 }
+
+int stage_claim_parse(const char *arg, const char *claim_dir) {
+        const char *name = startswith(arg, claim_dir);
+
+        name = name ? startswith(name, "/") : NULL;
+        return name && stage_instance_is_valid(name) && !strchr(name, '@') ? 0 : -EINVAL;
+}
+
+/* The unit a claim names, or NULL (logged). */
+static char *claim_read(const char *path) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        char buf[512];
+        struct stat st;
+        ssize_t n;
+
+        if (fd < 0)
+                return log_error_errno(errno, "Failed to open the run slot's claim %s: %m", path), NULL;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022))
+                return log_error("%s is not a claim cloisterctl made (a root-owned file no one else can write).", path), NULL;
+        n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                return log_error_errno(errno, "Failed to read %s: %m", path), NULL;
+        buf[n] = 0;
+        return strndup(buf, strcspn(buf, " \n"));
+}
+
+static bool claim_is(const char *unit, const char *instance) {
+        _cleanup_free_ char *want = strprintf("agent-run@%s.service", instance);
+        return unit && want && streq(unit, want);
+}
+
+int stage_claim_check(const char *path, const char *instance) {
+        _cleanup_free_ char *unit = claim_read(path);
+
+        if (!claim_is(unit, instance))
+                return log_error_errno(EPERM, "The run slot %s is claimed by %s, not by agent-run@%s.service; "
+                                       "refusing to share a /tmp between runs.", path, unit ?: "nobody", instance);
+        return 0;
+}
+
+int stage_claim_release(const char *path, const char *instance) {
+        _cleanup_free_ char *unit = claim_read(path);
+
+        if (!claim_is(unit, instance))
+                return 0;
+        if (unlink(path) < 0 && errno != ENOENT)
+                return log_error_errno(errno, "Failed to release the run slot %s: %m", path);
+        return 0;
+}

@@ -28,3 +28,13 @@ int stage_tmp_empty_fd(int fd);
  * root:root again and, with `resize`, remounts it with size=t->size if its size differs
  * (TmpSize= changed since it was mounted). Logs its errors. */
 int stage_tmp_prepare(const StageTmp *t, bool resize);
+
+/* A run slot's claim: CLOISTER_TMP_CLAIM_DIR/ROLE.slot-N, written by cloisterctl run, root's,
+ * its first word the unit that claimed it. A slot is used by the unit that claimed it only:
+ * two runs never share a /tmp. Parses "PATH" of --claim= (under `claim_dir`). */
+int stage_claim_parse(const char *arg, const char *claim_dir);
+/* 0 if the claim names agent-run@INSTANCE.service, else -EPERM (logged). */
+int stage_claim_check(const char *path, const char *instance);
+/* Removes the claim if it names agent-run@INSTANCE.service (a claim taken over since is not
+ * this run's to remove). */
+int stage_claim_release(const char *path, const char *instance);

@@ -15,6 +15,7 @@ Role *role_free(Role *r) {
         free(r->name);
         free(r->path);
         free(r->run_instance);
+        free(r->run_tmp_slot);
         free(r->description);
         free(r->exec);
         strv_free(r->argv);

@@ -16,6 +16,9 @@ typedef struct Role {
         char *path;
         /* cloisterctl run: "ROLE.ID", the instance of agent-run@ROLE.ID.service; NULL for agent@ */
         char *run_instance;
+        /* cloisterctl run: "ROLE.slot-N", the pre-mounted /tmp and /var/tmp the run claimed
+         * (cloisterctl(1), RUNS AND /tmp); NULL: the run mounts its own */
+        char *run_tmp_slot;
 
         /* [Role] */
         char *description;

@@ -273,6 +273,10 @@ static int scan_entry(ClosedSurfaceIndex *idx, const char *dir, const char *n, c
                                                                      streq(n, "agent@.service") ? " template" : " shipped by cloister"));
                 return strv_extend(shipped_seen, p);
         }
+        /* the /tmp mounts of cloisterctl run's runs and slots, as StartTransientUnit wrote
+         * them with the profile's settings (cloister-stage checks each is a tmpfs of its own) */
+        if (is_generated_name(n) && startswith(n, "run-cloister-") && endswith(dir, "/systemd/transient"))
+                return 0;
         if (is_generated_name(n) && !(own_dir && streq(dir, own_dir))) {
                 if (startswith(n, "agent@") && endswith(n, ".socket")) {
                         _cleanup_free_ char *unit = strprintf("%.*s.service", (int) (l - 7), n);

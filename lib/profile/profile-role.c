@@ -195,11 +195,16 @@ static int emit_tmp_size(ProfileOut *o, const Role *role, const CloisterConf *co
                 r = unit_settings_addf(s, "Service", "BindPaths", "%s:/var/tmp", var_tmp);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(profile_tmp_dirs); i++)
                 r = unit_add(o, profile_tmp_mount_name(role, profile_tmp_dirs[i]));
-        /* a role's mounts outlive its starts: cloister-stage empties them (a run's are new) */
-        if (r >= 0 && !role->run_instance)
+        if (!profile_tmp_persists(role)) /* a run's own, new */
+                return r;
+        /* a role's mounts, and a run slot's, outlive their starts: cloister-stage empties them,
+         * and checks that the slot is this run's */
+        if (r >= 0)
                 r = stage_add(o, STAGE_TMP, strprintf("--tmp=%s:%llu", tmp, (unsigned long long) role->limits.tmp_size));
-        if (r >= 0 && !role->run_instance)
+        if (r >= 0)
                 r = stage_add(o, STAGE_TMP, strprintf("--tmp=%s:%llu", var_tmp, (unsigned long long) role->limits.tmp_size));
+        if (r >= 0 && role->run_tmp_slot)
+                r = stage_add(o, STAGE_TMP, strprintf("--claim=" CLOISTER_TMP_CLAIM_DIR "/%s", role->run_tmp_slot));
         return r;
 }
 

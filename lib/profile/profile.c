@@ -51,7 +51,11 @@ int profile_add_static(UnitSettings *s, const char *const *skip) {
 const char *const profile_tmp_dirs[2] = { "tmp", "var-tmp" };
 
 char *profile_tmp_path(const Role *role, const char *which) {
-        return strprintf(CLOISTER_TMP_PREFIX "%s/%s", which, role->run_instance ?: role->name);
+        return strprintf(CLOISTER_TMP_PREFIX "%s/%s", which, role->run_tmp_slot ?: role->run_instance ?: role->name);
+}
+
+bool profile_tmp_persists(const Role *role) {
+        return !role->run_instance || role->run_tmp_slot;
 }
 
 char *profile_tmp_mount_name(const Role *role, const char *which) {
@@ -72,10 +76,11 @@ int profile_tmp_mount(const Role *role, const char *which, char **ret_name, Unit
                                streq(which, "tmp") ? "tmp" : "var/tmp", role->name);
         if (r >= 0)
                 r = unit_settings_add(&s, "Unit", "SourcePath", role->path);
-        /* A role's mount stays mounted between starts, so that a start makes no mount event
-         * (PID 1 rate-limits those): cloister-stage empties it before each start and after
-         * each stop. A run's is its own, unmounted (and so emptied) when the run ends. */
-        if (r >= 0 && role->run_instance)
+        /* A role's mount, and a run slot's, stays mounted between starts, so that a start
+         * makes no mount event (PID 1 rate-limits those): cloister-stage empties it before
+         * each start and after each stop. A run without a slot has mounts of its own,
+         * unmounted (and so emptied) when it ends. */
+        if (r >= 0 && !profile_tmp_persists(role))
                 r = unit_settings_add(&s, "Unit", "StopWhenUnneeded", "yes");
         if (r >= 0) /* an admin who restarts it, or runs started often, are never refused */
                 r = unit_settings_add(&s, "Unit", "StartLimitIntervalSec", "0");

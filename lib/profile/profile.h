@@ -56,6 +56,11 @@ char *profile_tmp_path(const Role *role, const char *which);
  * the unit's settings (ret_name may be NULL). */
 char *profile_tmp_mount_name(const Role *role, const char *which);
 int profile_tmp_mount(const Role *role, const char *which, char **ret_name, UnitSettings *ret);
+/* Whether they stay mounted between starts, emptied by cloister-stage (a role's, a run
+ * slot's), or are a run's own, unmounted when it ends. */
+bool profile_tmp_persists(const Role *role);
+/* cloisterctl run claims a slot by creating <this>/ROLE.slot-N (cloister-stage checks it). */
+#define CLOISTER_TMP_CLAIM_DIR CLOISTER_TMP_PREFIX "tmp-slots"
 /* The two, in the order their mount units are written: "tmp", "var-tmp". */
 extern const char *const profile_tmp_dirs[2];
 

@@ -154,14 +154,16 @@ if [ -n "$unit" ] && [ "$(systemctl show -P ActiveState "$unit")" = active ]; th
         ok "a run without --wait is active as $unit"
         for p in $PROPS; do
                 a=$(systemctl show -P "$p" agent@sealed.service)
-                b=$(systemctl show -P "$p" "$unit" | sed "s/$inst/sealed/g")
+                b=$(systemctl show -P "$p" "$unit" | sed "s/$inst/sealed/g; s/sealed\.slot-[0-9]*/sealed/g")
                 # sets: systemd prints them in hash order (IPAddressDeny= too: "::/0 0.0.0.0/0")
                 if [ "$p" = RequiresMountsFor ] || [ "$p" = IPAddressDeny ] || [ "$p" = IPAddressAllow ]; then
                         a=$(tr ' ' '\n' <<<"$a" | sort | xargs) b=$(tr ' ' '\n' <<<"$b" | sort | xargs)
                 fi
                 if [ "$a" = "$b" ]; then ok "live: $p agrees"; else notok "live: $p agrees"; diag "agent@sealed: $a"; diag "$unit: $b"; fi
         done
-        check "live: the run's private /tmp is its own mount" bash -c "findmnt -n /run/cloister/tmp/$inst >/dev/null"
+        slot=$(grep -l "^$unit " /run/cloister/tmp-slots/* 2>/dev/null | head -1)
+        check "live: the run's /tmp is a slot it claimed (${slot:-no claim}), a tmpfs of its own" \
+                all '[ -n "$slot" ]' "findmnt -n -t tmpfs /run/cloister/tmp/${slot##*/} >/dev/null"
         # 254+: both renderers add MemoryPressureWatch=no (lib/profile/systemd-version.c)
         sdv=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p') # no awk: the volatile root has no /etc/alternatives
         if [ "${sdv:-0}" -ge 254 ]; then
@@ -186,5 +188,57 @@ check "the broker's audit record names role daemon and the agent-run@ unit" bash
         'journalctl -b MESSAGE_ID=8d2e4f1a6b7c4e0f9a3b5c7d1e2f4a6b CLOISTER_ROLE=daemon -o verbose | grep -q "CLOISTER_UNIT=agent-run@daemon\.[0-9a-f]*\.service"'
 check "the upstream saw the role's model and the injected key" bash -c \
         'grep -q run-model /srv/upstream.jsonl && grep -q "Bearer sk-run-secret" /srv/upstream.jsonl'
+
+# --- /tmp slots: pre-mounted, one run at a time each, emptied between runs (cloisterctl(1)) ---
+SLOTS=/run/cloister/tmp-slots
+mkdir -p /srv/tmp-canary && echo keep > /srv/tmp-canary/keep
+slot_mounted_at() { systemctl show -P InactiveExitTimestampMonotonic "run-cloister-tmp-sealed.slot\\x2d$1.mount"; }
+LEAVE='ls -A /tmp /var/tmp | tr "\n" " "; echo x > /tmp/left; echo x > /var/tmp/left; mkdir /tmp/d; ln -s /srv/tmp-canary /tmp/d/l'
+for i in 1 2 3; do
+        rc=$(run /srv/slot$i.out /srv/slot$i.err --wait --pipe --role sealed -- /bin/sh -c "$LEAVE")
+        [ "$i" = 1 ] && at1=$(slot_mounted_at 0)
+done
+check "slots: back-to-back runs each find /tmp and /var/tmp empty ($(cat /srv/slot1.out) | $(cat /srv/slot2.out) | $(cat /srv/slot3.out))" \
+        all '[ "$(cat /srv/slot2.out)" = "/tmp:  /var/tmp: " ]' '[ "$(cat /srv/slot3.out)" = "/tmp:  /var/tmp: " ]' \
+            '[ "$(cat /srv/slot1.out)" = "/tmp:  /var/tmp: " ]'
+check "slots: they used slot 0, mounted once for the three (at $at1, now $(slot_mounted_at 0))" \
+        all '[ -n "$at1" ] && [ "$at1" != 0 ]' '[ "$(slot_mounted_at 0)" = "$at1" ]' \
+            '[ "$(systemctl show -P ActiveState "run-cloister-var\\x2dtmp-sealed.slot\\x2d0.mount")" = active ]'
+check "slots: each run's end released the claim and emptied the slot" \
+        all '[ ! -e $SLOTS/sealed.slot-0 ]' '[ -z "$(ls -A /run/cloister/tmp/sealed.slot-0)" ]' \
+            '[ -z "$(ls -A /run/cloister/var-tmp/sealed.slot-0)" ]'
+check "slots: the symlinks runs left were not followed" [ "$(cat /srv/tmp-canary/keep)" = keep ]
+
+# overlapping runs get different slots, each its own /tmp
+"$CTL" run --role sealed -- /bin/sh -c 'echo one > /tmp/mine; sleep 30' </dev/null >/dev/null 2>/srv/c1.err
+"$CTL" run --role sealed -- /bin/sh -c 'echo two > /tmp/mine; sleep 30' </dev/null >/dev/null 2>/srv/c2.err
+u1=$(sed -n 's/^Running as unit: //p' /srv/c1.err) u2=$(sed -n 's/^Running as unit: //p' /srv/c2.err)
+sleep 1
+check "slots: two overlapping runs hold slots 0 and 1 ($(head -qc 80 $SLOTS/* 2>/dev/null | tr '\n' ' '))" \
+        all "grep -q '^$u1 ' $SLOTS/sealed.slot-0" "grep -q '^$u2 ' $SLOTS/sealed.slot-1"
+check "slots: each wrote its own /tmp ($(cat /run/cloister/tmp/sealed.slot-0/mine 2>&1), $(cat /run/cloister/tmp/sealed.slot-1/mine 2>&1))" \
+        all '[ "$(cat /run/cloister/tmp/sealed.slot-0/mine)" = one ]' '[ "$(cat /run/cloister/tmp/sealed.slot-1/mine)" = two ]'
+STAGE=/usr/libexec/cloister/cloister-stage
+if [ -x "$STAGE" ]; then
+        "$STAGE" start sealed.00000000feedface --tmp=/run/cloister/tmp/sealed.slot-0:32M \
+                --claim=$SLOTS/sealed.slot-0 2>/srv/steal.err
+        rc=$?
+        check "slots: cloister-stage refuses a run whose claim names another unit (status $rc), and empties nothing" \
+                all "[ $rc = 125 ]" '[ "$(cat /run/cloister/tmp/sealed.slot-0/mine)" = one ]' \
+                    "grep -q 'is claimed by $u1' /srv/steal.err"
+else
+        notok "slots: cloister-stage is installed at $STAGE"
+fi
+systemctl stop "$u1" "$u2"
+check "slots: stopped, both are released and empty" \
+        all "[ ! -e $SLOTS/sealed.slot-0 ] && [ ! -e $SLOTS/sealed.slot-1 ]" \
+            '[ -z "$(ls -A /run/cloister/tmp/sealed.slot-0 /run/cloister/tmp/sealed.slot-1 | grep -v :)" ]'
+
+# a claim whose run and cloisterctl are gone (a crash) is taken over
+printf 'agent-run@sealed.00000000deadbeef.service 2147483646\n' > $SLOTS/sealed.slot-0
+echo stale > /run/cloister/tmp/sealed.slot-0/stale
+rc=$(run /srv/stale.out /srv/stale.err --wait --pipe --role sealed -- /bin/sh -c 'ls -A /tmp | tr "\n" " "')
+check "slots: a stale claim is taken over, and what it left is gone ($(cat /srv/stale.out); rc=$rc)" \
+        all "[ $rc = 0 ]" '[ -z "$(cat /srv/stale.out)" ]' "[ ! -e $SLOTS/sealed.slot-0 ]"
 
 tap_done

@@ -354,6 +354,25 @@ static void test_limits(void) {
                                 tap_bail_out("a run's profile does not render");
                         ok(has(&rm, "Unit", "StopWhenUnneeded", "yes"), "a run's tmp mount is unmounted when the run ends");
                         ok(!has_part(&rs, "Service", "ExecStartPre", "--tmp="), "...so cloister-stage has nothing to empty for a run");
+                        unit_settings_done(&rm);
+                        unit_settings_done(&rs);
+                        /* ...unless it claimed a slot: pre-mounted, emptied, checked as its own */
+                        x.load.role->run_tmp_slot = (char *) "agent.slot-3";
+                        rm = (UnitSettings) {};
+                        rs = (UnitSettings) {};
+                        if (profile_tmp_mount(x.load.role, "tmp", NULL, &rm) < 0 ||
+                            profile_role(x.load.role, x.load.conf, &rs) < 0)
+                                tap_bail_out("a run's profile with a slot does not render");
+                        ok(has(&rm, "Mount", "Where", "/run/cloister/tmp/agent.slot-3") && !has_key(&rm, "Unit", "StopWhenUnneeded"),
+                           "a run's slot stays mounted between runs");
+                        ok(has_part(&rs, "Service", "ExecStartPre", "start agent.0123abcd --tmp=/run/cloister/tmp/agent.slot-3:134217728 "
+                                    "--tmp=/run/cloister/var-tmp/agent.slot-3:134217728 --claim=/run/cloister/tmp-slots/agent.slot-3"),
+                           "...cloister-stage checks the claim and empties it before the run");
+                        ok(has_part(&rs, "Service", "ExecStopPost", "stop agent.0123abcd --tmp=/run/cloister/tmp/agent.slot-3:134217728 "
+                                    "--tmp=/run/cloister/var-tmp/agent.slot-3:134217728 --claim=/run/cloister/tmp-slots/agent.slot-3"),
+                           "...and empties and releases it after");
+                        ok(has_bind(&rs, "BindPaths", "/run/cloister/tmp/agent.slot-3", "/tmp"), "...and the run's /tmp is bound from it");
+                        x.load.role->run_tmp_slot = NULL;
                         x.load.role->run_instance = NULL;
                         unit_settings_done(&rm);
                         unit_settings_done(&rs);

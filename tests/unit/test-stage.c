@@ -159,6 +159,39 @@ static void test_tmp_prepare(void) {
         assert_se(umount2(t, MNT_DETACH) == 0);
 }
 
+static void put(const char *path, const char *text, mode_t mode) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+        assert_se(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t) strlen(text));
+        close(fd);
+        assert_se(chmod(path, mode) == 0);
+}
+
+/* A run slot is used by the run that claimed it only; its claim is released by that run. */
+static void test_claims(void) {
+        _cleanup_free_ char *c = strprintf("%s/r.slot-0", dir);
+
+        ok(stage_claim_parse("/run/cloister/tmp-slots/r.slot-0", "/run/cloister/tmp-slots") == 0, "--claim=PATH parses");
+        ok(stage_claim_parse("/run/cloister/stage/r.slot-0", "/run/cloister/tmp-slots") < 0 &&
+           stage_claim_parse("/run/cloister/tmp-slots/../x", "/run/cloister/tmp-slots") < 0,
+           "a claim outside the claim directory is refused");
+        put(c, "agent-run@r.1234.service 42\n", 0644);
+        if (geteuid() != 0) {
+                is_int(stage_claim_check(c, "r.1234"), -EPERM, "not root: a claim that is not root's is refused");
+                tap_skip("claims are root's files (cloisterctl runs as root)");
+                return;
+        }
+        is_int(stage_claim_check(c, "r.1234"), 0, "the run that claimed the slot may use it");
+        is_int(stage_claim_check(c, "r.5678"), -EPERM, "another run may not (two runs never share a /tmp)");
+        assert_se(stage_claim_release(c, "r.5678") == 0);
+        ok(access(c, F_OK) == 0, "...nor release it");
+        put(c, "agent-run@r.1234.service 42\n", 0666);
+        is_int(stage_claim_check(c, "r.1234"), -EPERM, "a claim anyone could have written is refused");
+        put(c, "agent-run@r.1234.service 42\n", 0644);
+        assert_se(stage_claim_release(c, "r.1234") == 0);
+        ok(access(c, F_OK) < 0, "its run releases it");
+        is_int(stage_claim_check(c, "r.1234"), -EPERM, "a run whose claim is gone is refused");
+}
+
 int main(void) {
         const char *reason;
         StageMount m;
@@ -176,6 +209,7 @@ int main(void) {
         ln("../../pip-abc", "deps/by-project/q-real/pip");
         test_tmp_parse();
         test_tmp_empty();
+        test_claims();
 
         if (try_open("ws/real", &reason) == -ENOSYS) {
                 /* valgrind 3.19 (Debian 12) does not know openat2(2); cloister-stage then
