@@ -58,7 +58,7 @@ core_props=(-p DynamicUser=yes -p PrivateNetwork=yes -p ProtectSystem=strict -p 
 mkdir -p "$B/run-core" "$B/run-plain" "$B/harness" && chmod 0777 "$B/run-core"
 # A design experiment: the same properties, but the private /tmp and /var/tmp as
 # TemporaryFileSystem= inside the unit's own mount namespace instead of the two per-role
-# mount units that PID 1 mounts (and unmounts) in its namespace for every run.
+# mount units (before cloister-stage emptied them, PID 1 mounted and unmounted them for every start).
 # Each size from its own mount unit: /tmp's from the tmp unit, /var/tmp's from the var-tmp one.
 mapfile -t none_mounts < <(mounts_of bench-none)
 tmp_size() { systemctl cat "$1" | sed -n 's/^Options=size=\([0-9]*\),.*/\1/p'; }
@@ -111,12 +111,17 @@ measure() {
         return "$rc"
 }
 
-# The role's private /tmp and /var/tmp are mount units with StopWhenUnneeded=yes: after each
-# sample, wait until they are unmounted again, so that every sample starts from the same
-# state (and a start is not refused for colliding with their queued stop job).
-settle() { # UNIT…
+# After each sample: the agent unit inactive, and no job queued for the role's /tmp mounts
+# (they stay mounted between starts; cloister-stage empties them), so that every sample
+# starts from the same state.
+settle() { # UNIT [MOUNT UNIT…]
         local u
-        for u in "$@"; do wait_inactive "$u" || { echo "$u did not stop" >> "$ERR"; return 1; }; done
+        for u in "$@"; do
+                case $u in
+                        *.mount) wait_no_mount_jobs || { echo "a job for $u did not finish" >> "$ERR"; return 1; } ;;
+                        *) wait_inactive "$u" || { echo "$u did not stop" >> "$ERR"; return 1; } ;;
+                esac
+        done
 }
 mapfile -t none_units < <(echo agent@bench-none.service; printf '%s\n' "${none_mounts[@]}")
 mapfile -t daemon_units < <(echo agent@bench-daemon.service; mounts_of bench-daemon)

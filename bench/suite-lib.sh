@@ -51,6 +51,18 @@ mounts_of() {
         done
 }
 
+# wait_no_mount_jobs: until no job for a run-cloister- mount unit is queued, 10 s at most.
+# The roles' /tmp mounts stay mounted between starts (cloister-stage(8)); this only waits out
+# a first mount or a run's own mounts being stopped.
+wait_no_mount_jobs() {
+        local i
+        for (( i = 0; i < 500; i++ )); do
+                systemctl list-jobs --no-legend 2>/dev/null | grep -q 'run-cloister-' || return 0
+                sleep 0.02
+        done
+        return 1
+}
+
 # wait_inactive UNIT…: until each is inactive or failed, 10 s at most each; 1 if one is not.
 wait_inactive() {
         local u i s rc=0
