@@ -71,12 +71,24 @@ static bool claim_is_stale(int dirfd, const char *name, run_unit_gone_t gone, vo
         return gone(unit, userdata);
 }
 
+/* The claim appears whole or not at all: written to a file of its own, then linked to its
+ * name (a new slot: fails if another cloisterctl got there first) or renamed over a stale
+ * claim. An empty or cut claim would hold its slot for good. */
 static int take(int dirfd, const char *name, const char *unit, bool create) {
-        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT | O_EXCL : O_TRUNC), 0644);
+        char tmp[64];
+        int fd, r;
 
+        (void) snprintf(tmp, sizeof tmp, ".claim-%d", (int) getpid());
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0)
                 return -errno;
-        return write_claim(fd, unit);
+        r = write_claim(fd, unit);
+        if (close(fd) < 0 && r >= 0)
+                r = -errno;
+        if (r >= 0 && (create ? linkat(dirfd, tmp, dirfd, name, 0) : renameat(dirfd, tmp, dirfd, name)) < 0)
+                r = -errno;
+        (void) unlinkat(dirfd, tmp, 0);
+        return r;
 }
 
 int run_slot_claim(const char *claim_dir, const char *role, const char *unit,

@@ -8,14 +8,16 @@
  * no mount event; each run claims a free one, cloister-stage checks the claim at its start
  * and releases it after emptying the slot at its end (cloisterctl(1), RUNS AND /tmp). */
 
-/* A role has at most this many slots; a run that finds none free mounts its own. */
-#define RUN_TMP_SLOTS_MAX 64U
+/* A role has at most this many slots (each two mounts that stay); a run that finds none free
+ * mounts its own. */
+#define RUN_TMP_SLOTS_MAX 16U
 
-/* Whether `unit` is no longer known to systemd (a claim it left is stale). */
+/* Whether `unit` has ended or is no longer known to systemd: its processes are gone, and a
+ * claim it left is stale. */
 typedef bool (*run_unit_gone_t)(const char *unit, void *userdata);
 
 /* Claims the first slot of `role` that is free or whose claimer is gone (its unit unknown
- * to systemd and its claiming process dead), for `unit`, under `claim_dir` (made root's,
+ * or ended, and its claiming process dead), for `unit`, under `claim_dir` (made root's,
  * 0700): the claim file CLAIM_DIR/ROLE.slot-N holds "UNIT PID". Returns the slot's name
  * "ROLE.slot-N"; -EBUSY when all are taken. */
 int run_slot_claim(const char *claim_dir, const char *role, const char *unit,

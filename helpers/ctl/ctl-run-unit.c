@@ -128,19 +128,40 @@ static int append_start_transient(sd_bus_message *m, const RunUnit *u, const boo
         return sd_bus_message_close_container(m);
 }
 
-static bool unit_gone(const char *unit, void *userdata) {
+static int get_string(sd_bus *bus, const char *path, const char *iface, const char *prop, char **ret) {
+        return sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path, iface, prop, NULL, ret);
+}
+
+/* Whether systemd no longer knows the unit; with `or_ended`, also whether it has ended
+ * (inactive or failed: its processes are gone, its ExecStopPost= has run). */
+static bool unit_over(sd_bus *bus, const char *unit, bool or_ended) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r = sd_bus_call_method(userdata, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+        _cleanup_free_ char *state = NULL;
+        const char *path;
+        int r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                    "org.freedesktop.systemd1.Manager", "GetUnit", &error, &reply, "s", unit);
 
-        return r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit");
+        if (r < 0)
+                return sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit");
+        if (!or_ended || sd_bus_message_read(reply, "o", &path) < 0 ||
+            get_string(bus, path, "org.freedesktop.systemd1.Unit", "ActiveState", &state) < 0)
+                return false;
+        return streq(state, "inactive") || streq(state, "failed");
+}
+
+static bool unit_ended(const char *unit, void *userdata) {
+        return unit_over(userdata, unit, true);
+}
+
+static bool unit_unknown(sd_bus *bus, const char *unit) {
+        return unit_over(bus, unit, false);
 }
 
 /* A free slot, if there is one: a run that finds none, or cannot use slots here, mounts its
  * own /tmp (the same cap, never anything less closed). */
 static void claim_tmp_slot(sd_bus *bus, RunUnit *u) {
-        int r = run_slot_claim(CLOISTER_TMP_CLAIM_DIR, u->role->name, u->name, unit_gone, bus, &u->role->run_tmp_slot);
+        int r = run_slot_claim(CLOISTER_TMP_CLAIM_DIR, u->role->name, u->name, unit_ended, bus, &u->role->run_tmp_slot);
 
         if (r == -EBUSY && !u->quiet)
                 log_notice("All %u /tmp slots of role %s are in use; this run mounts its own.", RUN_TMP_SLOTS_MAX, u->role->name);
@@ -152,7 +173,7 @@ static void claim_tmp_slot(sd_bus *bus, RunUnit *u) {
 static void tmp_to_define(sd_bus *bus, const RunUnit *u, bool define_tmp[2]) {
         for (size_t i = 0; i < ELEMENTSOF(profile_tmp_dirs); i++) {
                 _cleanup_free_ char *name = profile_tmp_mount_name(u->role, profile_tmp_dirs[i]);
-                define_tmp[i] = !u->role->run_tmp_slot || !name || unit_gone(name, bus);
+                define_tmp[i] = !u->role->run_tmp_slot || !name || unit_unknown(bus, name);
         }
 }
 
@@ -181,9 +202,6 @@ static int start_transient(sd_bus *bus, const RunUnit *u, char **ret_job) {
         return *ret_job ? 0 : log_oom();
 }
 
-static int get_string(sd_bus *bus, const char *path, const char *iface, const char *prop, char **ret) {
-        return sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path, iface, prop, NULL, ret);
-}
 
 static int get_int(sd_bus *bus, const char *path, const char *prop, int32_t *ret) {
         return sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Service",
@@ -331,7 +349,9 @@ int run_unit_start(RunUnit *u) {
         claim_tmp_slot(bus, u);
         r = start_transient(bus, u, &job);
         if (r < 0) {
-                if (u->role->run_tmp_slot) /* no unit: nobody else releases it */
+                /* no unit, so nobody else releases it; but a call that failed only on its way
+                 * back may have made one, and its claim is then its own */
+                if (u->role->run_tmp_slot && unit_unknown(bus, u->name))
                         run_slot_release(CLOISTER_TMP_CLAIM_DIR, u->role->run_tmp_slot, u->name);
                 goto finish;
         }

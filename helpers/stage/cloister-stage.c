@@ -9,6 +9,7 @@
 #include "deps.h"
 #include "exit-status.h"
 #include "log.h"
+#include "stage-kill.h"
 #include "stage-tmp.h"
 #include "stage.h"
 
@@ -74,22 +75,33 @@ static int parse_args(int argc, char *argv[], bool stop, StageArgs *a) {
                         return log_error_errno(EINVAL, "Invalid argument \"%s\" (expected --tmp=%s…:SIZE, --claim=%s/NAME%s).",
                                                argv[i], prefix, claim_dir, stop ? "" : " or KEY:NAME:/SOURCE");
         }
+        /* a claim covers the slot it names: its /tmp and /var/tmp, nothing else */
+        for (size_t i = 0; a->claim && i < a->n_tmp; i++)
+                if (!streq(strrchr(a->tmp[i].path, '/'), strrchr(a->claim, '/')))
+                        return log_error_errno(EINVAL, "--tmp=%s is not the slot --claim=%s names.", a->tmp[i].path, a->claim);
         return 0;
 }
 
-/* Stop: unbind the mounts, empty /tmp (its memory is freed now, not at the next start), then
- * let the next run have the slot. */
-static int stage_stop(const char *root, const char *instance, const StageArgs *a) {
-        int r = stage_clear(root, instance);
+/* Stop: unbind the mounts; kill what the agent left running (KillMode=mixed kills it only
+ * after this step), empty /tmp (its memory is freed now, not at the next start), then let the
+ * next run have the slot. A slot claimed by another unit is not touched; one that could not
+ * be emptied, or whose processes could not all be killed, keeps its claim (taken over only
+ * once this unit has ended: ctl-run-slot.h). */
+static int stage_stop(const char *root, const char *instance, const StageArgs *a, bool kill_leftovers) {
+        int r = stage_clear(root, instance), k;
+        bool settled;
 
+        if (a->claim && stage_claim_check(a->claim, instance) < 0)
+                return -EPERM;
+        settled = !kill_leftovers || stage_kill_leftovers(instance) >= 0;
         for (size_t i = 0; i < a->n_tmp; i++) {
-                int k = stage_tmp_prepare(&a->tmp[i], false);
+                k = stage_tmp_prepare(&a->tmp[i], false);
                 if (k < 0 && r >= 0)
                         r = k;
         }
-        if (a->claim && r >= 0) /* a slot that could not be emptied is not handed on */
-                r = stage_claim_release(a->claim, instance);
-        return r;
+        if (r < 0 || !settled)
+                return r < 0 ? r : -EBUSY;
+        return a->claim ? stage_claim_release(a->claim, instance) : 0;
 }
 
 /* Start: a run slot must be this run's; the agent gets empty /tmp mounts of its size, then
@@ -118,7 +130,7 @@ int main(int argc, char *argv[]) {
                 return 2;
         if (!getenv("CLOISTER_STAGE_DIR") && enter_host_mount_namespace() < 0)
                 return CLOISTER_EXIT_REFUSED;
-        if (stop)
-                return stage_stop(root, argv[2], &a) < 0 ? 1 : 0;
+        if (stop) /* tests run it outside any unit: nothing to kill there */
+                return stage_stop(root, argv[2], &a, !getenv("CLOISTER_STAGE_DIR")) < 0 ? 1 : 0;
         return stage_start(root, argv[2], &a) < 0 ? CLOISTER_EXIT_REFUSED : 0;
 }

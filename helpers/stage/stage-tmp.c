@@ -5,6 +5,7 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -172,7 +173,7 @@ static int check_own_tmpfs(const char *path, int fd) {
         tb = mnt_new_table_from_file("/proc/self/mountinfo");
         it = mnt_new_iter(MNT_ITER_FORWARD);
         if (!tb || !it)
-                return log_error_errno(ENOMEM, "Failed to read /proc/self/mountinfo.");
+                return log_error_errno(errno > 0 ? errno : ENOMEM, "Failed to read /proc/self/mountinfo: %m");
         while (mnt_table_next_fs(tb, it, &fs) == 0) {
                 if (mnt_fs_get_devno(fs) != st.st_dev)
                         continue;
@@ -198,8 +199,13 @@ static int resize(const StageTmp *t, int fd) {
                 return log_error_errno(errno, "Failed to examine %s: %m", t->path);
         if ((uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize == (t->size + (uint64_t) page - 1) / (uint64_t) page * (uint64_t) page)
                 return 0;
+        /* MS_REMOUNT resets every per-mount flag not given (but the atime ones) */
         flags |= (sfs.f_flags & ST_NOSUID ? MS_NOSUID : 0) | (sfs.f_flags & ST_NODEV ? MS_NODEV : 0) |
-                 (sfs.f_flags & ST_NOEXEC ? MS_NOEXEC : 0);
+                 (sfs.f_flags & ST_NOEXEC ? MS_NOEXEC : 0) | (sfs.f_flags & ST_RDONLY ? MS_RDONLY : 0) |
+                 (sfs.f_flags & ST_SYNCHRONOUS ? MS_SYNCHRONOUS : 0) | (sfs.f_flags & ST_MANDLOCK ? MS_MANDLOCK : 0);
+#ifdef ST_NOSYMFOLLOW
+        flags |= sfs.f_flags & ST_NOSYMFOLLOW ? MS_NOSYMFOLLOW : 0;
+#endif
         (void) snprintf(opts, sizeof opts, "size=%llu", (unsigned long long) t->size);
         if (mount(NULL, t->path, NULL, flags, opts) < 0)
                 return log_error_errno(errno, "Failed to resize %s to TmpSize=%llu: %m", t->path,
@@ -238,13 +244,15 @@ int stage_claim_parse(const char *arg, const char *claim_dir) {
         return name && stage_instance_is_valid(name) && !strchr(name, '@') ? 0 : -EINVAL;
 }
 
-/* The unit a claim names, or NULL (logged). */
-static char *claim_read(const char *path) {
+/* The unit a claim names, or NULL (logged, unless it is gone and `quiet_if_gone`). */
+static char *claim_read(const char *path, bool quiet_if_gone) {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         char buf[512];
         struct stat st;
         ssize_t n;
 
+        if (fd < 0 && errno == ENOENT && quiet_if_gone)
+                return NULL;
         if (fd < 0)
                 return log_error_errno(errno, "Failed to open the run slot's claim %s: %m", path), NULL;
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022))
@@ -262,7 +270,7 @@ static bool claim_is(const char *unit, const char *instance) {
 }
 
 int stage_claim_check(const char *path, const char *instance) {
-        _cleanup_free_ char *unit = claim_read(path);
+        _cleanup_free_ char *unit = claim_read(path, false);
 
         if (!claim_is(unit, instance))
                 return log_error_errno(EPERM, "The run slot %s is claimed by %s, not by agent-run@%s.service; "
@@ -270,12 +278,18 @@ int stage_claim_check(const char *path, const char *instance) {
         return 0;
 }
 
+/* Under the claim directory's lock, which cloisterctl takes to claim: the claim read is the
+ * one removed. */
 int stage_claim_release(const char *path, const char *instance) {
-        _cleanup_free_ char *unit = claim_read(path);
+        _cleanup_free_ char *dir = strndup(path, (size_t) (strrchr(path, '/') - path)), *unit = NULL;
+        _cleanup_close_ int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 
+        if (dfd < 0 || flock(dfd, LOCK_EX) < 0)
+                return log_error_errno(dir ? errno : ENOMEM, "Failed to lock the claims in %s: %m", strempty(dir));
+        unit = claim_read(path, true);
         if (!claim_is(unit, instance))
                 return 0;
-        if (unlink(path) < 0 && errno != ENOENT)
+        if (unlinkat(dfd, strrchr(path, '/') + 1, 0) < 0 && errno != ENOENT)
                 return log_error_errno(errno, "Failed to release the run slot %s: %m", path);
         return 0;
 }

@@ -229,6 +229,17 @@ static bool is_shipped_name(const char *n) {
         return false;
 }
 
+/* The /tmp mounts of cloisterctl run's runs and slots, run-cloister-tmp-ROLE.ID.mount and
+ * run-cloister-tmp-ROLE.slot\x2dN.mount (and var\x2dtmp), as StartTransientUnit writes them
+ * with the profile's settings (cloister-stage checks each is a tmpfs of its own). Not a role's
+ * own (no "." after ROLE): a transient unit file of that name would replace the generator's. */
+static bool is_run_tmp_mount(const char *n) {
+        const char *rest = startswith(n, "run-cloister-tmp-") ?: startswith(n, "run-cloister-var\\x2dtmp-");
+        const char *dot = rest ? strchr(rest, '.') : NULL;
+
+        return dot && endswith(n, ".mount") && dot < n + strlen(n) - strlen(".mount");
+}
+
 /* One top-level entry of a unit directory. */
 static int scan_entry(ClosedSurfaceIndex *idx, const char *dir, const char *n, const char *own_dir,
                       char ***shipped_seen) {
@@ -273,9 +284,7 @@ static int scan_entry(ClosedSurfaceIndex *idx, const char *dir, const char *n, c
                                                                      streq(n, "agent@.service") ? " template" : " shipped by cloister"));
                 return strv_extend(shipped_seen, p);
         }
-        /* the /tmp mounts of cloisterctl run's runs and slots, as StartTransientUnit wrote
-         * them with the profile's settings (cloister-stage checks each is a tmpfs of its own) */
-        if (is_generated_name(n) && startswith(n, "run-cloister-") && endswith(dir, "/systemd/transient"))
+        if (is_run_tmp_mount(n) && endswith(dir, "/systemd/transient"))
                 return 0;
         if (is_generated_name(n) && !(own_dir && streq(dir, own_dir))) {
                 if (startswith(n, "agent@") && endswith(n, ".socket")) {

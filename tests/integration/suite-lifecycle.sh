@@ -38,6 +38,7 @@ role envrole transient 1min 1s "$A/env-dump.sh" "Environment=GREETING=hello worl
 role atboot transient 1min 1s "$A/sleeper.sh" "[Install]" "WantedBy=multi-user.target"
 role quick transient 1min 1s /bin/true
 role tmpkeeper transient 1min 1s "$A/tmp-leave.sh"
+role tmpfork transient 1min 1s "$A/tmp-fork.sh"
 systemctl daemon-reload
 
 # --- Timeout= is terminal, also for a durable role ----------------------------------------
@@ -143,6 +144,16 @@ tmpkeeper_run
 check "tmp: the next start sees them empty again ($(seen 1))" [ "$(seen 1)" = "/tmp:  /var/tmp: " ]
 check "tmp: ...and the host's files the leftovers pointed to are intact" [ "$(cat /srv/tmp-canary/keep)" = keep ]
 [ "$(seen 1)" = "/tmp:  /var/tmp: " ] || diag "$(journalctl -b -o cat -u agent@tmpkeeper.service | tail -20)"
+
+# a process the agent left behind keeps writing when the agent is stopped: it is killed
+# before /tmp is emptied
+systemctl start agent@tmpfork.service
+sleep 1
+systemctl stop agent@tmpfork.service
+check "tmp: a process the agent left behind was killed before /tmp was emptied, and it stays empty ($(ls /run/cloister/tmp/tmpfork | wc -l) left)" \
+        all 'sleep 0.5; [ -z "$(ls -A /run/cloister/tmp/tmpfork)" ]' \
+            'journalctl -b -o cat -u agent@tmpfork.service | grep -Eq "Killed [0-9]+ process(es)? the agent left behind"'
+diag "$(journalctl -b -o cat -u agent@tmpfork.service | tail -12)"
 
 # --- [Install] WantedBy= --------------------------------------------------------------------
 check "install: WantedBy=multi-user.target is in effect without systemctl enable" bash -c \

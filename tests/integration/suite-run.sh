@@ -226,6 +226,12 @@ if [ -x "$STAGE" ]; then
         check "slots: cloister-stage refuses a run whose claim names another unit (status $rc), and empties nothing" \
                 all "[ $rc = 125 ]" '[ "$(cat /run/cloister/tmp/sealed.slot-0/mine)" = one ]' \
                     "grep -q 'is claimed by $u1' /srv/steal.err"
+        "$STAGE" stop sealed.00000000feedface --tmp=/run/cloister/tmp/sealed.slot-0:32M \
+                --claim=$SLOTS/sealed.slot-0 2>/srv/steal-stop.err
+        rc=$?
+        check "slots: ...nor lets it empty or release the slot at its stop (status $rc)" \
+                all "[ $rc != 0 ]" '[ "$(cat /run/cloister/tmp/sealed.slot-0/mine)" = one ]' \
+                    "grep -q '^$u1 ' $SLOTS/sealed.slot-0"
 else
         notok "slots: cloister-stage is installed at $STAGE"
 fi
@@ -233,6 +239,15 @@ systemctl stop "$u1" "$u2"
 check "slots: stopped, both are released and empty" \
         all "[ ! -e $SLOTS/sealed.slot-0 ] && [ ! -e $SLOTS/sealed.slot-1 ]" \
             '[ -z "$(ls -A /run/cloister/tmp/sealed.slot-0 /run/cloister/tmp/sealed.slot-1 | grep -v :)" ]'
+
+# a transient unit file may stand for a run's or a slot's mount, never for the role's own
+mkdir -p /run/systemd/transient
+printf '[Mount]\nWhat=/var/lib\nWhere=/run/cloister/tmp/sealed\nType=none\nOptions=bind\n' \
+        > '/run/systemd/transient/run-cloister-tmp-sealed.mount'
+rc=$(run /srv/shadow.out /srv/shadow.err --wait --pipe --role sealed -- /bin/true)
+rm -f '/run/systemd/transient/run-cloister-tmp-sealed.mount'
+check "closed surface: a transient unit file for the role's own /tmp mount refuses its runs (rc=$rc)" \
+        all "[ $rc != 0 ]" "grep -q 'run-cloister-tmp-sealed.mount: a unit file replaces the unit cloister generates' /srv/shadow.err"
 
 # a claim whose run and cloisterctl are gone (a crash) is taken over
 printf 'agent-run@sealed.00000000deadbeef.service 2147483646\n' > $SLOTS/sealed.slot-0
