@@ -198,7 +198,32 @@ static bool is_staged(const Role *role, const char *v, const char *colon) {
         return entry && entry < colon && !memchr(entry, '/', (size_t) (colon - entry));
 }
 
-/* The role's own mount sources and nothing else reach cloister-stage. */
+/* "--tmp=/run/cloister/tmp/ROLE:SIZE" or its var-tmp: the role's own /tmp mounts, which
+ * cloister-stage empties; never another path. */
+static bool is_own_tmp_word(const Role *role, const char *w) {
+        for (size_t i = 0; i < ELEMENTSOF(profile_tmp_dirs); i++) {
+                _cleanup_free_ char *p = strprintf("--tmp=" CLOISTER_TMP_PREFIX "%s/%s:", profile_tmp_dirs[i], role->name);
+                const char *size = p ? startswith(w, p) : NULL;
+                if (size && *size && strspn(size, "0123456789") == strlen(size))
+                        return true;
+        }
+        return false;
+}
+
+/* Every word after `prefix` is one of the role's own --tmp= mounts. */
+static bool only_own_tmp(const Role *role, const char *v, const char *prefix) {
+        _cleanup_free_ char *copy = NULL;
+        const char *rest = startswith(v, prefix);
+
+        if (!rest || (*rest && *rest != ' ') || !(copy = strdup(rest)))
+                return false;
+        for (char *w = strtok(copy, " "); w; w = strtok(NULL, " "))
+                if (!is_own_tmp_word(role, w))
+                        return false;
+        return true;
+}
+
+/* The role's own mount sources and /tmp mounts, and nothing else, reach cloister-stage. */
 static bool staged_sources_granted(const Role *role, const char *v) {
         _cleanup_free_ char *prefix = strprintf("+" CLOISTER_STAGE_PATH " start %s ", role->name), *copy = NULL;
         const char *rest = prefix ? startswith(v, prefix) : NULL;
@@ -208,6 +233,8 @@ static bool staged_sources_granted(const Role *role, const char *v) {
         for (char *w = strtok(copy, " "); w; w = strtok(NULL, " ")) {
                 const char *src = strchr(w, ':') ? strchr(strchr(w, ':') + 1, ':') : NULL;
                 bool known = false;
+                if (is_own_tmp_word(role, w))
+                        continue;
                 if (!src)
                         return false;
                 src++;
@@ -277,7 +304,7 @@ static bool granted(const Role *role, const char *section, const char *key, cons
                 return staged_sources_granted(role, v);
         if (streq(key, "ExecStopPost")) {
                 _cleanup_free_ char *want = strprintf("+" CLOISTER_STAGE_PATH " stop %s", role->name);
-                return want && streq(v, want);
+                return want && only_own_tmp(role, v, want);
         }
         if (streq(key, "DeviceAllow")) {
                 const char *sp = strchr(v, ' ');
