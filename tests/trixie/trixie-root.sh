@@ -24,7 +24,7 @@ PKGS=(meson ninja-build pkg-config gcc
       libsystemd-dev systemd-dev libinih-dev libseccomp-dev libjson-c-dev libcurl4-openssl-dev
       libmicrohttpd-dev libssl-dev libmount-dev
       systemd systemd-sysv dbus libnss-systemd util-linux iproute2 procps python3 python3-httpx
-      scdoc man-db curl zsh xz-utils ca-certificates)
+      scdoc man-db curl zsh xz-utils ca-certificates nodejs)
 
 # What a first boot would do (ConditionNeedsUpdate=): done once here, or every boot of the
 # volatile root spends a minute of TCG time rebuilding the linker cache and the catalog.
@@ -33,12 +33,21 @@ FIRST_BOOT_DONE='chroot "$1" ldconfig && chroot "$1" journalctl --update-catalog
 log() { printf '# trixie-root: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
 
+# A mount below the root (a procfs a chroot left) would make every tier that walks the root
+# walk the host: such a root is refused, not used.
+refuse_mounts_below() {
+        local below
+        below=$(findmnt -rn -o TARGET | awk -v r="$1/" 'index($0 "/", r) == 1' | head -n 3)
+        [ -z "$below" ] || die "a mount below $1 ($below): unmount it (or $0 clean) and prepare again"
+}
+
 key=$(printf '%s\n' "$SOURCES" "variant=apt" "${PKGS[@]}" | sort | sha256sum | cut -c1-16)
 ROOT=$CACHE/trixie-root-$key
 
 case ${1:-} in
 path)
         [ -f "$ROOT/.complete" ] || { log "no root for this package list: run $0 prepare"; exit 1; }
+        refuse_mounts_below "$ROOT"
         echo "$ROOT"
         ;;
 prepare)
@@ -48,6 +57,7 @@ prepare)
         exec 9>"$CACHE/.trixie-root.lock"
         flock 9
         if [ -f "$ROOT/.complete" ]; then
+                refuse_mounts_below "$ROOT"
                 log "cached: $ROOT"
                 exit 0
         fi
@@ -55,7 +65,10 @@ prepare)
         log "mmdebstrap trixie into $ROOT (${#PKGS[@]} packages and their dependencies)"
         include=$(IFS=,; echo "${PKGS[*]}")
         # --skip=check/empty: the target is ours and fresh. No recommends: what is needed is listed.
-        timeout 1800 mmdebstrap --mode=root --variant=apt --include="$include" \
+        # In a private mount namespace: the /proc, /sys and /dev that root mode mounts in the
+        # target die with it, even when mmdebstrap or a hook is interrupted, so no host mount
+        # is ever left below the cache (the tiers walk the root; a host /proc there is the host).
+        timeout 1800 unshare -m --propagation private mmdebstrap --mode=root --variant=apt --include="$include" \
                 --aptopt='APT::Install-Recommends "false"' \
                 --customize-hook='echo cloister-trixie > "$1/etc/hostname"' \
                 --customize-hook="$FIRST_BOOT_DONE" \
