@@ -31,6 +31,7 @@ static const Directive directives[] = {
         { "Service", "DynamicUser",             BUS_BOOL, NULL },
         { "Service", "User",                    BUS_STRING, NULL },
         { "Service", "StateDirectory",          BUS_STRV, NULL },
+        { "Service", "StateDirectoryMode",      BUS_MODE, NULL },
         { "Service", "CacheDirectory",          BUS_STRV, NULL },
         { "Service", "CacheDirectoryMode",      BUS_MODE, NULL },
         { "Service", "LoadCredential",          BUS_CREDENTIAL, NULL },

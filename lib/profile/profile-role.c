@@ -255,6 +255,13 @@ static int add_managed_output(ProfileOut *o, const Role *role) {
         r = arg_add(o, ARG_EXPECT_MOUNT, strprintf("--expect-mount=Output=%s:/output", dir));
         if (r >= 0)
                 r = unit_settings_addf(s, "Service", "StateDirectory", "cloister-output/%s", role_instance(role));
+        /* 257+ keeps a dynamic user's directory owned by "nobody" on disk and shows it as the
+         * unit's user only through the id-mapped mount it makes at its own path; /output binds
+         * the directory itself, so only the "other" write bit lets the agent write there (1777,
+         * as for an explicit Output=). The directory stays unreachable from the host but by
+         * root: /var/lib/private is 0700. docs/profile.md, "Per systemd version". */
+        if (r >= 0 && !role->user && systemd_version() >= MANAGED_OUTPUT_IDMAPPED_SINCE)
+                r = unit_settings_add(s, "Service", "StateDirectoryMode", "1777");
         return r < 0 ? r : unit_settings_addf(s, "Service", "BindPaths", "%s:/output", dir);
 }
 

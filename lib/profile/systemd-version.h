@@ -22,3 +22,7 @@ unsigned systemd_version_from_maps(const char *maps);
 
 /* The directives only some versions know (and that close something there), for `version`. */
 int profile_add_versioned(UnitSettings *s, unsigned version);
+
+/* From 257 on, a DynamicUser= unit's StateDirectory= is owned by "nobody" on disk and id-mapped
+ * to the unit's user at systemd's own mount point (257's NEWS), not chowned. */
+#define MANAGED_OUTPUT_IDMAPPED_SINCE 257U

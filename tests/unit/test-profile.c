@@ -4,6 +4,7 @@
 
 #include "exit-status.h"
 #include "profile.h"
+#include "systemd-version.h"
 #include "tap.h"
 #include "test-util.h"
 
@@ -247,6 +248,28 @@ static void test_role_keys(void) {
                    "no Output=: the shim checks that /output is mounted");
         }
         rendered_done(&x);
+
+        /* 257 id-maps the managed directory only at its own mount point: the bind at /output
+         * needs the "other" write bit there, and only there (docs/profile.md). */
+        for (unsigned v = 252; v <= 257; v += 5) {
+                systemd_version_set(v);
+                x = render(BASE_CONF, "[Role]\nExec=/bin/true\n", NULL);
+                if (is_int(x.r, 0, "systemd %u, no Output=: rendered", v)) {
+                        if (v >= 257)
+                                ok(has(&x.s, "Service", "StateDirectoryMode", "1777"),
+                                   "systemd %u, no Output=: StateDirectoryMode=1777 (the bind at /output shows the directory as nobody's)", v);
+                        else
+                                ok(!has_key(&x.s, "Service", "StateDirectoryMode"),
+                                   "systemd %u, no Output=: systemd's default mode (it chowns the directory to the dynamic user)", v);
+                }
+                rendered_done(&x);
+                x = render(BASE_CONF, "[Role]\nExec=/bin/true\nUser=nobody\n", NULL);
+                if (is_int(x.r, 0, "systemd %u, User=: rendered", v))
+                        ok(!has_key(&x.s, "Service", "StateDirectoryMode"),
+                           "systemd %u, User=: systemd's default mode (a named user owns its directory)", v);
+                rendered_done(&x);
+        }
+        systemd_version_set(0);
 
         x = render(BASE_CONF, "[Role]\nExec=/bin/true\nDurability=durable\n", NULL);
         if (is_int(x.r, 0, "durable: rendered")) {
