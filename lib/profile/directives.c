@@ -22,6 +22,8 @@ static const Directive directives[] = {
         { "Service", "ExecReload",              BUS_EXEC, NULL },
         { "Service", "Restart",                 BUS_STRING, NULL },
         { "Service", "RestartSec",              BUS_SEC, "RestartUSec" },
+        { "Service", "RestartSteps",            BUS_UINT32, NULL },
+        { "Service", "RestartMaxDelaySec",      BUS_SEC, "RestartMaxDelayUSec" },
         { "Service", "RemainAfterExit",         BUS_BOOL, NULL },
         { "Service", "TimeoutStartSec",         BUS_SEC, "TimeoutStartUSec" },
         { "Service", "RestartPreventExitStatus", BUS_EXIT_STATUS, NULL },

@@ -93,6 +93,14 @@ static int emit_durability(ProfileOut *o, const Role *role, const CloisterConf *
                 r = unit_settings_add(s, "Service", "Restart", "on-failure");
         if (r >= 0) /* timeouts and refusals are terminal (cloister.role(5), DURABILITY AND FAILURE) */
                 r = unit_settings_add(s, "Service", "RestartPreventExitStatus", CLOISTER_EXIT_TERMINAL_LIST);
+        /* No start limit ends a crash loop (the template has StartLimitIntervalSec=0): it is
+         * slowed, from 2 s between restarts to 1 min where systemd can grow the delay. */
+        if (r >= 0)
+                r = unit_settings_add(s, "Service", "RestartSec", "2s");
+        if (r >= 0 && systemd_version() >= RESTART_BACKOFF_SINCE)
+                r = unit_settings_add(s, "Service", "RestartSteps", "5");
+        if (r >= 0 && systemd_version() >= RESTART_BACKOFF_SINCE)
+                r = unit_settings_add(s, "Service", "RestartMaxDelaySec", "1min");
         if (r >= 0)
                 r = unit_settings_addf(s, "Service", "StateDirectory", "cloister/%s", role->name);
         return r;
@@ -444,7 +452,7 @@ static int emit_allow(ProfileOut *o, const Role *role, const CloisterConf *conf)
 const RoleKeyEmitter role_key_emitters[] = {
         { "Role",    "Description",       emit_description,   "Description=" },
         { "Role",    "Exec",              emit_exec,          "ExecStart= — the words after the shim's \"--\"" },
-        { "Role",    "Durability",        emit_durability,    "Restart= RestartPreventExitStatus= StateDirectory= --setenv= — durable only" },
+        { "Role",    "Durability",        emit_durability,    "Restart= RestartPreventExitStatus= RestartSec= RestartSteps= RestartMaxDelaySec= StateDirectory= --setenv= — durable only; RestartSteps= and RestartMaxDelaySec= from systemd 254" },
         { "Role",    "User",              emit_user,          "DynamicUser= User=" },
         { "Role",    "Environment",       emit_environment,   "--setenv=" },
         { "Sandbox", "Network",           emit_network,       "--network= PrivateNetwork= RestrictAddressFamilies= IPAddressAllow= IPAddressDeny= BindReadOnlyPaths= Wants= After= — the mode's rows; daemon-only binds the broker socket" },
@@ -456,7 +464,7 @@ const RoleKeyEmitter role_key_emitters[] = {
         { "Sandbox", "TmpSize",           emit_tmp_size,      "RequiresMountsFor= BindPaths= ExecStartPre= ExecStopPost= — the size-capped /tmp and /var/tmp mount units, emptied by cloister-stage" },
         { "Sandbox", "ShmSize",           emit_shm_size,      "TemporaryFileSystem= — /dev/shm" },
         { "Sandbox", "Input",             emit_input,         "ExecStartPre= ExecStopPost= BindReadOnlyPaths= RequiresMountsFor= --expect-mount= — staged by cloister-stage" },
-        { "Sandbox", "Output",            emit_output,        "ExecStartPre= ExecStopPost= BindPaths= RequiresMountsFor= StateDirectory= --expect-mount= — staged by cloister-stage; without Output=, systemd's managed directory" },
+        { "Sandbox", "Output",            emit_output,        "ExecStartPre= ExecStopPost= BindPaths= RequiresMountsFor= StateDirectory= StateDirectoryMode= --expect-mount= — staged by cloister-stage; without Output=, systemd's managed directory (StateDirectoryMode= from systemd 257, for a dynamic user)" },
         { "Role",    "Project",           emit_project,       "ExecStartPre= ExecStopPost= BindPaths= BindReadOnlyPaths= RequiresMountsFor= Requires= After= --expect-mount= --setenv= — the workspace and its dependency sets" },
         { "Sandbox", "ReadOnlyMount",     emit_read_only_mount, "ExecStartPre= ExecStopPost= BindReadOnlyPaths= RequiresMountsFor= --expect-mount= — staged by cloister-stage" },
         { "Sandbox", "Service",           emit_service,       "BindReadOnlyPaths= Wants= After= --setenv=" },

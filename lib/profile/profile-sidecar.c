@@ -5,7 +5,7 @@
 
 /* The locked profile's rows that each sidecar unit replaces with its own. */
 static const char *const replaced_keys[] = {
-        "Description", "Documentation", "ExecStart", "Restart", "KillMode", NULL,
+        "Description", "Documentation", "StartLimitIntervalSec", "ExecStart", "Restart", "KillMode", NULL,
 };
 
 /* The runtime (cloister.sidecar(5)): the agent's locked profile, but it listens on its own loopback and,

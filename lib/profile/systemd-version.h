@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <limits.h>
+
 #include "unit-settings.h"
+
+/* For systemd_version_set(): render every versioned row (tests that compare renderers). */
+#define SYSTEMD_VERSION_NEWEST UINT_MAX
 
 /* The systemd version the profile is rendered for (docs/profile.md, "Per systemd version").
  * In order, the first that answers:
@@ -26,3 +31,6 @@ int profile_add_versioned(UnitSettings *s, unsigned version);
 /* From 257 on, a DynamicUser= unit's StateDirectory= is owned by "nobody" on disk and id-mapped
  * to the unit's user at systemd's own mount point (257's NEWS), not chowned. */
 #define MANAGED_OUTPUT_IDMAPPED_SINCE 257U
+
+/* RestartSteps= and RestartMaxDelaySec=: a restart delay that grows (254's NEWS). */
+#define RESTART_BACKOFF_SINCE 254U

@@ -325,6 +325,17 @@ static bool granted(const Role *role, const char *section, const char *key, cons
                 return streq(v, "on-failure") && role->durability == DURABILITY_DURABLE;
         if (streq(key, "RestartPreventExitStatus"))
                 return !isempty(v);
+        /* a durable role's crash loop is slowed, never sped up (no start limit ends it) */
+        if (streq(key, "RestartSec"))
+                return streq(v, "2s") && role->durability == DURABILITY_DURABLE;
+        if (streq(key, "RestartSteps"))
+                return streq(v, "5") && role->durability == DURABILITY_DURABLE;
+        if (streq(key, "RestartMaxDelaySec"))
+                return streq(v, "1min") && role->durability == DURABILITY_DURABLE;
+        if (streq(key, "MemoryPressureWatch")) /* 254+: no writable memory.pressure */
+                return streq(v, "no");
+        if (streq(key, "StateDirectoryMode")) /* 257+: the managed directory bound at /output */
+                return streq(v, "1777") && !role->output && !role->user;
         if (streq(key, "StateDirectory"))
                 return (role->durability == DURABILITY_DURABLE && startswith(v, "cloister/") && streq(v + 9, role->name)) ||
                        (!role->output && startswith(v, "cloister-output/") && streq(v + strlen("cloister-output/"), role->name));
@@ -437,7 +448,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (!units || mkdir(units, 0755) < 0)
                         abort();
                 cfg = strprintf("%s/cfg", fuzz_scratch());
-                if (!cfg || setenv("CLOISTER_CONFIG_PATH", cfg, 1) < 0 || setenv("SYSTEMD_UNIT_PATH", units, 1) < 0)
+                /* the newest systemd: every versioned row is rendered, and checked below */
+                if (!cfg || setenv("CLOISTER_CONFIG_PATH", cfg, 1) < 0 || setenv("SYSTEMD_UNIT_PATH", units, 1) < 0 ||
+                    setenv("CLOISTER_SYSTEMD_VERSION", "999", 1) < 0)
                         abort();
                 cfg = mfree(cfg);
                 init = true;

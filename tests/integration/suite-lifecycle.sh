@@ -37,6 +37,7 @@ role stopper transient 1min 2s "$A/trap-term.sh"
 role envrole transient 1min 1s "$A/env-dump.sh" "Environment=GREETING=hello world" "Environment=LOG_LEVEL=debug"
 role atboot transient 1min 1s "$A/sleeper.sh" "[Install]" "WantedBy=multi-user.target"
 role quick transient 1min 1s /bin/true
+role runner transient 1min 1s "$A/sleeper.sh"
 role tmpkeeper transient 1min 1s "$A/tmp-leave.sh"
 role tmpfork transient 1min 1s "$A/tmp-fork.sh"
 systemctl daemon-reload
@@ -47,7 +48,7 @@ check "timeout: durable agent is killed and the unit fails" wait_state timeout-d
 check "timeout: durable agent got SIGTERM first" grep -q TERM /srv/out/timeout-durable/signals
 check "timeout: shim exit status 124" [ "$(prop timeout-durable ExecMainStatus)" = 124 ]
 check "timeout: the unit's result is timeout ($(prop timeout-durable Result))" [ "$(prop timeout-durable Result)" = timeout ]
-sleep 1.5 # longer than RestartSec=: a restart would have happened by now
+sleep 3 # longer than RestartSec=2s: a restart would have happened by now
 check "timeout: the durable role is not restarted (NRestarts=$(prop timeout-durable NRestarts))" \
         all '[ "$(prop timeout-durable NRestarts)" = 0 ]' '[ "$(prop timeout-durable ActiveState)" = failed ]'
 check "timeout: transient agent stopped too (status $(prop timeout-transient ExecMainStatus))" \
@@ -66,6 +67,8 @@ for _ in $(seq 50); do [ "$(prop crash-durable NRestarts)" -ge 1 ] && break; sle
 check "crash: durable role is restarted after SIGSEGV (NRestarts=$(prop crash-durable NRestarts))" \
         [ "$(prop crash-durable NRestarts)" -ge 1 ]
 check "crash: durable role is running again" wait_state crash-durable active 20
+check "crash: the restart waited RestartSec=2s, a crash loop's first delay ($(prop crash-durable RestartUSec))" \
+        [ "$(prop crash-durable RestartUSec)" = 2s ]
 check "crash: durable role keeps /var/lib/cloister/<role> across the restart" \
         [ -e /var/lib/private/cloister/crash-durable/crashed-once ]
 systemctl stop agent@crash-durable.service
@@ -111,13 +114,26 @@ systemctl unset-environment LEAKED_FROM_MANAGER
 # the mounts stay and cloister-stage empties them (cloister-stage(8), EMPTYING /tmp).
 mounted_at() { systemctl show -P InactiveExitTimestampMonotonic "run-cloister-$1-quick.mount"; }
 VT='var\x2dtmp' # as systemd escapes /run/cloister/var-tmp
-refused=0
+refused=0 why=
 for i in $(seq 20); do
-        systemctl start agent@quick.service 2>/dev/null || refused=$((refused + 1))
+        if ! err=$(systemctl start agent@quick.service 2>&1); then
+                refused=$((refused + 1))
+                [ -n "$why" ] || why="start $i: $err (Result=$(prop quick Result); $(systemctl list-units --failed --plain --no-legend | tr '\n' ' '))"
+        fi
         [ "$i" = 1 ] && first_tmp=$(mounted_at tmp) first_var=$(mounted_at "$VT")
         for j in $(seq 100); do [ "$(prop quick ActiveState)" = active ] || [ "$(prop quick ActiveState)" = activating ] || break; sleep 0.05; done
 done
 check "restart: 20 back-to-back starts of one role, none refused ($refused refused)" [ "$refused" = 0 ]
+[ -z "$why" ] || { diag "the first refusal: $why"; journalctl -q --no-pager -n 15 -u agent@quick.service -u 'run-cloister-*quick.mount' | sed 's/^/# /'; }
+check "restart: the role's unit has no start limit (StartLimitIntervalUSec=$(prop quick StartLimitIntervalUSec))" \
+        [ "$(prop quick StartLimitIntervalUSec)" = 0 ]
+# an admin's restarts, back to back: each stops the running agent (ExecStopPost= empties its
+# /tmp) and starts it again
+refused=0
+for i in $(seq 20); do systemctl restart agent@runner.service 2>/dev/null || refused=$((refused + 1)); done
+check "restart: 20 back-to-back systemctl restart of a running role, none refused ($refused refused)" \
+        all '[ "$refused" = 0 ]' '[ "$(prop runner ActiveState)" = active ]'
+systemctl stop agent@runner.service
 check "restart: the role's /tmp mount unit has no start limit" \
         [ "$(systemctl show -P StartLimitIntervalUSec 'run-cloister-tmp-quick.mount')" = 0 ]
 check "restart: /tmp and /var/tmp were mounted once for the 20 starts (at $first_tmp, $first_var; now $(mounted_at tmp), $(mounted_at "$VT"))" \

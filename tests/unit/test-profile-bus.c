@@ -28,6 +28,7 @@
 #include "parse-util.h"
 #include "profile-bus.h"
 #include "profile.h"
+#include "systemd-version.h"
 #include "tap.h"
 #include "test-util.h"
 
@@ -110,6 +111,9 @@ static const struct { const char *key; Norm norm; const char *property; } text_k
         { "StopWhenUnneeded", N_BOOL, NULL }, { "StartLimitIntervalSec", N_SEC, "StartLimitIntervalUSec" },
         { "Type", N_STR, NULL }, { "NotifyAccess", N_STR, NULL }, { "ExecStart", N_EXEC, NULL }, { "Restart", N_STR, NULL },
         { "ExecStartPre", N_EXEC, NULL }, { "ExecStopPost", N_EXEC, NULL },
+        { "RestartSec", N_SEC, "RestartUSec" }, { "RestartSteps", N_UINT, NULL },          /* RestartSteps= 254+ */
+        { "RestartMaxDelaySec", N_SEC, "RestartMaxDelayUSec" },                              /* 254+ */
+        { "StateDirectoryMode", N_MODE, NULL },                                               /* 257+, a dynamic user */
         { "RestartPreventExitStatus", N_EXIT, NULL }, { "KillMode", N_STR, NULL },
         { "TimeoutStopSec", N_SEC, "TimeoutStopUSec" }, { "RuntimeMaxSec", N_SEC, "RuntimeMaxUSec" },
         { "DynamicUser", N_BOOL, NULL }, { "User", N_STR, NULL }, { "StateDirectory", N_WORDS, NULL }, { "Environment", N_WORDS, NULL },
@@ -759,6 +763,8 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
 
+        /* every versioned row rendered (lib/profile/systemd-version.c), whatever systemd runs here */
+        systemd_version_set(SYSTEMD_VERSION_NEWEST);
         test_roles();
         test_refusals();
 

@@ -123,6 +123,7 @@ static void test_static(void) {
         }
         ok(!anywhere(&s, "AF_INET"), "the static profile allows no AF_INET");
         ok(!has_key(&s, "Service", "User"), "no User= in the static profile");
+        HAS(&s, "Unit", "StartLimitIntervalSec", "0");
         unit_settings_done(&s);
 }
 
@@ -261,6 +262,17 @@ static void test_role_keys(void) {
                         else
                                 ok(!has_key(&x.s, "Service", "StateDirectoryMode"),
                                    "systemd %u, no Output=: systemd's default mode (it chowns the directory to the dynamic user)", v);
+                }
+                rendered_done(&x);
+                x = render(BASE_CONF, "[Role]\nExec=/bin/true\nDurability=durable\n", NULL);
+                if (is_int(x.r, 0, "systemd %u, durable: rendered", v)) {
+                        ok(has(&x.s, "Service", "RestartSec", "2s"), "systemd %u, durable: RestartSec=2s (no start limit ends a crash loop)", v);
+                        if (v >= 254)
+                                ok(has(&x.s, "Service", "RestartSteps", "5") && has(&x.s, "Service", "RestartMaxDelaySec", "1min"),
+                                   "systemd %u, durable: the delay grows to 1min in 5 steps", v);
+                        else
+                                ok(!has_key(&x.s, "Service", "RestartSteps") && !has_key(&x.s, "Service", "RestartMaxDelaySec"),
+                                   "systemd %u, durable: no RestartSteps=/RestartMaxDelaySec= (254+)", v);
                 }
                 rendered_done(&x);
                 x = render(BASE_CONF, "[Role]\nExec=/bin/true\nUser=nobody\n", NULL);
