@@ -48,6 +48,11 @@ SOURCES = {
     "nspawn-deps": read("tests/integration/suite-deps.sh"),
     "nspawn-mcp-sdk": read("tests/integration/suite-mcp-sdk.sh"),
     "nspawn-quickstart": read("tests/integration/suite-quickstart.sh"),
+    "nspawn-ctl": read("tests/integration/suite-ctl.sh"),
+    # the Debian 13 tiers (tests/trixie/): the same suites under systemd 257
+    "trixie-nspawn-ctl": read("tests/integration/suite-ctl.sh"),
+    "trixie-nspawn-run": read("tests/integration/suite-run.sh"),
+    "trixie-vm-limits": read("tests/vm/suite-limits.sh"),
     "ctl": read("tests/ctl/*.sh"),
     "cloister-deps": read("tests/deps/test-cloister-deps.sh"),
     "unit": read("tests/unit/test-*.c", "tests/deps/test-deps.c", "policy/check-keys.py"),
