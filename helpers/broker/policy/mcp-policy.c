@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "json-keys.h"
+#include "json-strict.h"
 #include "log.h"
 #include "mcp-policy.h"
 
@@ -14,31 +15,11 @@ static struct json_object *json_object_put_null(struct json_object *o) {
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct json_object *, json_object_put_null);
 
-/* One JSON value in s[0..n), nothing but whitespace after it. */
+/* One JSON value in s[0..n), nothing but whitespace after it; NULL if not. */
 static struct json_object *parse_json(const char *s, size_t n) {
-        struct json_tokener *tok = json_tokener_new();
-        struct json_object *o;
-        size_t end;
+        struct json_object *o = NULL;
 
-        if (!tok)
-                return NULL;
-        if (n > INT_MAX || memchr(s, 0, n)) {
-                json_tokener_free(tok);
-                return NULL;
-        }
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        o = json_tokener_parse_ex(tok, s, (int) n);
-        end = json_tokener_get_parse_end(tok);
-        if (o && json_tokener_get_error(tok) == json_tokener_success)
-                for (; end < n; end++)
-                        if (!strchr(" \t\r\n", s[end])) {
-                                o = json_object_put_null(o);
-                                break;
-                        }
-        if (json_tokener_get_error(tok) != json_tokener_success)
-                o = json_object_put_null(o);
-        json_tokener_free(tok);
-        return o;
+        return json_parse_strict(s, n, JSON_TOKENER_DEFAULT_DEPTH, &o) < 0 ? NULL : o;
 }
 
 bool mcp_tool_allowed(char * const *allowed, const char *tool) {

@@ -3,6 +3,7 @@
 #include <limits.h>
 
 #include "json-keys.h"
+#include "json-strict.h"
 #include "openai-body.h"
 
 /* Deep enough for nested tool schemas; the tokener keeps its own stack, so this bounds memory. */
@@ -20,25 +21,15 @@ void openai_request_done(OpenAIRequest *r) {
 }
 
 int openai_json_parse_object(const char *s, size_t n, json_object **ret) {
-        json_tokener *tok;
-        json_object *o;
-        size_t end;
+        json_object *o = NULL;
+        int r;
 
-        if (n == 0 || n > INT_MAX || memchr(s, 0, n))   /* json-c takes an int length */
+        if (n == 0)
                 return -EBADMSG;
-        tok = json_tokener_new_ex(JSON_DEPTH_MAX);
-        if (!tok)
-                return -ENOMEM;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        o = json_tokener_parse_ex(tok, s, (int) n);
-        end = json_tokener_get_parse_end(tok);
-        json_tokener_free(tok);
-        if (!o)
-                return -EBADMSG;
-        for (; end < n; end++)
-                if (!strchr(" \t\r\n", s[end]))
-                        break;
-        if (end < n || !json_object_is_type(o, json_type_object)) {
+        r = json_parse_strict(s, n, JSON_DEPTH_MAX, &o);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(o, json_type_object)) {
                 json_object_put(o);
                 return -EBADMSG;
         }

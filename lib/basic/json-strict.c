@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json-strict.h"
+#include "macro.h"
+
+/* json-c 0.17 and 0.18 (Debian 13) refuse, in strict mode, every byte above 0x7f in a string:
+ * their check for control characters compares a signed char with 0x1f. So the tokener is
+ * never shown such a byte: each UTF-8 character, validated here, is handed to it as the
+ * \u escape that names it (a surrogate pair above U+FFFF). That means the same: inside a
+ * string an escape is the character it names, and outside one neither form is valid JSON.
+ * The one place where it would not, a character right after a backslash that starts an
+ * escape ("\é" is no valid escape, "\\u00e9" would be), is refused. */
+
+/* The code point of the UTF-8 character at s[0..n) and its length, or -EBADMSG for a byte
+ * sequence that is not one (overlong, a surrogate, above U+10FFFF, cut short). */
+static int utf8_decode(const unsigned char *s, size_t n, uint32_t *ret, size_t *ret_len) {
+        static const struct { unsigned char lead_min, lead_max, second_min, second_max; size_t len; } forms[] = {
+                { 0xc2, 0xdf, 0x80, 0xbf, 2 },
+                { 0xe0, 0xe0, 0xa0, 0xbf, 3 },  /* no overlong form */
+                { 0xe1, 0xec, 0x80, 0xbf, 3 },
+                { 0xed, 0xed, 0x80, 0x9f, 3 },  /* no surrogate */
+                { 0xee, 0xef, 0x80, 0xbf, 3 },
+                { 0xf0, 0xf0, 0x90, 0xbf, 4 },  /* no overlong form */
+                { 0xf1, 0xf3, 0x80, 0xbf, 4 },
+                { 0xf4, 0xf4, 0x80, 0x8f, 4 },  /* nothing above U+10FFFF */
+        };
+
+        for (size_t f = 0; f < ELEMENTSOF(forms); f++) {
+                uint32_t cp;
+
+                if (s[0] < forms[f].lead_min || s[0] > forms[f].lead_max)
+                        continue;
+                if (n < forms[f].len || s[1] < forms[f].second_min || s[1] > forms[f].second_max)
+                        return -EBADMSG;
+                cp = s[0] & (0x7f >> forms[f].len);
+                for (size_t i = 1; i < forms[f].len; i++) {
+                        if ((s[i] & 0xc0) != 0x80)
+                                return -EBADMSG;
+                        cp = cp << 6 | (s[i] & 0x3f);
+                }
+                *ret = cp;
+                *ret_len = forms[f].len;
+                return 0;
+        }
+        return -EBADMSG;
+}
+
+/* s[0..n) with every non-ASCII character as its \u escape, in *ret (NUL-terminated). */
+static int escape_non_ascii(const char *s, size_t n, char **ret, size_t *ret_n) {
+        const unsigned char *u = (const unsigned char *) s;
+        size_t backslashes = 0, k = 0;
+        char *out;
+
+        if (n > (SIZE_MAX - 1) / 6)
+                return -ENOMEM;
+        out = malloc(n * 6 + 1);   /* 4 bytes become at most 12 */
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < n;) {
+                uint32_t cp;
+                size_t len;
+
+                if (u[i] < 0x80) {
+                        backslashes = u[i] == '\\' ? backslashes + 1 : 0;
+                        out[k++] = s[i++];
+                        continue;
+                }
+                if (backslashes % 2 == 1 || utf8_decode(u + i, n - i, &cp, &len) < 0) {
+                        free(out);
+                        return -EBADMSG;
+                }
+                if (cp >= 0x10000) {
+                        cp -= 0x10000;
+                        k += (size_t) sprintf(out + k, "\\u%04x\\u%04x", 0xd800 | (cp >> 10), 0xdc00 | (cp & 0x3ff));
+                } else
+                        k += (size_t) sprintf(out + k, "\\u%04x", cp);
+                backslashes = 0;
+                i += len;
+        }
+        out[k] = 0;
+        *ret = out;
+        *ret_n = k;
+        return 0;
+}
+
+int json_parse_strict(const char *s, size_t n, int depth, json_object **ret) {
+        _cleanup_free_ char *escaped = NULL;
+        json_tokener *tok;
+        json_object *o;
+        size_t end;
+        int r;
+
+        if (memchr(s, 0, n))
+                return -EBADMSG;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char) s[i] >= 0x80) {
+                        r = escape_non_ascii(s, n, &escaped, &n);
+                        if (r < 0)
+                                return r;
+                        s = escaped;
+                        break;
+                }
+        if (n > INT_MAX) /* json-c takes an int length */
+                return -EBADMSG;
+        tok = json_tokener_new_ex(depth);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        o = json_tokener_parse_ex(tok, s, (int) n);
+        end = json_tokener_get_parse_end(tok);
+        if (o && json_tokener_get_error(tok) != json_tokener_success)
+                o = (json_object_put(o), NULL);
+        json_tokener_free(tok);
+        if (!o)
+                return -EBADMSG;
+        for (; end < n; end++)
+                if (!strchr(" \t\r\n", s[end])) {
+                        json_object_put(o);
+                        return -EBADMSG;
+                }
+        *ret = o;
+        return 0;
+}
