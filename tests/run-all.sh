@@ -23,13 +23,18 @@ bash .ci/install-deps
 step "prepare: the VM tier's kernel and initramfs, the pinned MCP SDK"
 bash tests/vm/vm-image.sh prepare
 bash tests/mcp-sdk/nspawn-mcp-sdk.sh prepare
+step "prepare: the Debian 13 root and its VM tier's kernel (tests/trixie/)"
+bash tests/trixie/trixie-root.sh prepare
+bash tests/trixie/vm-trixie.sh prepare
+# every nspawn suite of tests/integration/meson.build, and the MCP SDK's
+trixie_nspawn_suites="sandbox lifecycle broker gpu run ctl quickstart sidecar deps mcp-sdk battery"
 
 build=${BUILD_DIR:-build-ci}
-rm -rf "$build" "$build-asan" "$build-fuzz" "$build-package"
+rm -rf "$build" "$build-asan" "$build-fuzz" "$build-package" "$build-trixie"
 # On failure, what the failed tests printed (their TAP diagnostics), as the last thing shown.
 on_exit() {
         local rc=$?
-        [ "$rc" = 0 ] || python3 tests/show-failures.py "$build" "$build-asan" "$build-fuzz" || true
+        [ "$rc" = 0 ] || python3 tests/show-failures.py "$build" "$build-asan" "$build-fuzz" "$build-trixie" || true
         return "$rc"
 }
 trap on_exit EXIT
@@ -53,10 +58,21 @@ step "tests after the VM tier"
 meson test -C "$build" --print-errorlogs --suite after-vm --logbase testlog-after-vm || rc=$?
 [ "$rc" = 0 ] || { echo "run-all: the tests failed"; exit 1; }
 
-# Debian 13 (tests/trixie/, docs/testing.md) is not a step of this run yet: on systemd 257 the
-# managed Output= directory is not writable by the run's dynamic user (nspawn-trixie's run
-# suite), and with its VM tier the whole run would come near CI's 90 minutes. Run it by hand
-# as docs/testing.md says.
+# Debian 13 (tests/trixie/, docs/testing.md): cloister built in the cached trixie root as a
+# packager there would, its tests that need no booted systemd run there, then every nspawn
+# suite with systemd 257 as PID 1 and the VM tier's suites in a trixie guest (kernel 6.12,
+# pure cgroup v2). Each suite's TAP goes into a test log of $build-trixie, which the proof
+# checks below read beside meson's.
+step "Debian 13: build and test in the trixie root"
+bash tests/trixie/trixie-build.sh . "$build-trixie" --no-suite integration
+step "Debian 13: the nspawn tier (systemd 257 as PID 1)"
+bash tests/trixie/nspawn-trixie.sh . "$build-trixie" $trixie_nspawn_suites > "$build/trixie-nspawn.tap" ||
+        { grep -E '^(not ok|# suite|Bail out)' "$build/trixie-nspawn.tap"; echo "run-all: the Debian 13 nspawn tier failed"; exit 1; }
+grep '^# suite .*: ' "$build/trixie-nspawn.tap"
+step "Debian 13: the VM tier (systemd 257, kernel 6.12, cgroup v2)"
+bash tests/trixie/vm-trixie.sh . "$build-trixie" limits sandbox battery > "$build/trixie-vm.tap" ||
+        { grep -E '^(not ok|# suite|Bail out)' "$build/trixie-vm.tap"; echo "run-all: the Debian 13 VM tier failed"; exit 1; }
+grep '^# suite .*: ' "$build/trixie-vm.tap"
 
 # Leaks and memory errors under valgrind: the C test programs (unit tests, the fuzz corpora
 # replayed) and the generator as the generator tests run it (tests/meson.build).
@@ -103,8 +119,9 @@ release_check dist-check tests/dist-check.sh "$build"
 DEB_BUILD_OPTIONS=nocheck release_check package-deb tests/package-deb.sh .
 
 step "proof: SKIPs, docs/security.md, mutants"
-python3 tests/check-skips.py tests/skips.list "$build" "$build-asan" "$build-fuzz" "$build-package=tests/skips-package.list"
-python3 docs/check-security.py . --testlog "$build"/meson-logs/testlog*.json "$build-asan"/meson-logs/testlog*.json > "$build/security-md.tap" ||
+python3 tests/check-skips.py tests/skips.list "$build" "$build-asan" "$build-fuzz" "$build-trixie=tests/skips-trixie.list" "$build-package=tests/skips-package.list"
+python3 docs/check-security.py . --testlog "$build"/meson-logs/testlog*.json "$build-asan"/meson-logs/testlog*.json \
+        "$build-trixie"/meson-logs/testlog*.json > "$build/security-md.tap" ||
         { grep -v '^ok' "$build/security-md.tap"; echo "run-all: docs/security.md names a test that did not pass in this run"; exit 1; }
 echo "docs/security.md: $(grep -c '^ok' "$build/security-md.tap") claims, each carried by a test that passed in this run"
 python3 tests/mutation/run-mutants.py .

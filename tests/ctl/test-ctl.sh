@@ -252,7 +252,9 @@ check "doctor --json: a grant names its sidecar file, or null when there is none
         json '[(s["name"], s["sidecar_file"] is None, s["sidecar_generated"]) for s in [i for i in d["items"] if i["name"] == "nosock"][0]["services"]] == [("ghost", True, False), ("broken", False, False)]'
 check "doctor --json: closed surface and socket presence are fields" \
         json '"PrivateNetwork=" in [i for i in d["items"] if i["name"] == "reopen"][0]["closed_surface"] and [i for i in d["items"] if i["name"] == "nosock"][0]["services"][0]["present"] is False'
-if command -v systemd-analyze >/dev/null && systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
+# the help read whole first: with pipefail, grep -q leaving early makes systemd-analyze die of
+# SIGPIPE, and 257's longer help fails the pipeline
+if command -v systemd-analyze >/dev/null && grep -q -- --offline <<<"$(systemd-analyze security --help 2>/dev/null)"; then
         check "doctor: systemd-analyze security exposure of a generated unit" \
                 json '(lambda i: type(i["exposure"]) in (int, float) and __import__("re").fullmatch(r"[A-Z]+", i["exposure_level"]))([i for i in d["items"] if i["name"] == "good"][0])'
         check "doctor: systemd-analyze security exposure of a sidecar's runtime and proxy units" \

@@ -62,6 +62,13 @@ suite_unit "$work/cloister-test.service" "cloister integration suite $suite_name
 
 # A config dir that the suite may write to, at the build's own sysconfdir.
 bind_cfg="--bind=$work/cfg:$sysconfdir/cloister"
+# The volatile container's /etc is empty but for what systemd makes: the root's TLS trust
+# store, read-only, as a real system has it (Debian 13's pip reads it when it starts). A copy:
+# nspawn resolves a bind's source after it mounted the volatile root over the root's own.
+if [ -d "${root%/}/etc/ssl/certs" ]; then
+        cp -a "${root%/}/etc/ssl" "$work/ssl"
+        bind_cfg="$bind_cfg --bind-ro=$work/ssl:/etc/ssl"
+fi
 # A sanitizer build (run-all.sh): CLOISTER_NSPAWN_SANITIZER_ENV="ASAN_OPTIONS=… UBSAN_OPTIONS=…"
 # becomes every service's environment, so cloister's own processes report to the journal,
 # where the suite looks for reports.

@@ -34,7 +34,8 @@ fi
 
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 [ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn)"
-[ -x /usr/bin/node ] || skip "no /usr/bin/node on the host (the container shares the host's /usr)"
+# The container's /usr is the host's, or the root nspawn-run.sh boots (tests/trixie/)
+[ -x "${CLOISTER_NSPAWN_ROOT:-}/usr/bin/node" ] || skip "no /usr/bin/node in ${CLOISTER_NSPAWN_ROOT:-the host} (the container's /usr)"
 [ -e "$cache/.complete" ] || skip "the pinned MCP packages are not prepared (run: tests/mcp-sdk/nspawn-mcp-sdk.sh prepare)"
 
 payload=$(mktemp -d /var/tmp/cloister-mcp-sdk.XXXXXX)

@@ -18,13 +18,15 @@ CACHE=${CLOISTER_TRIXIE_CACHE:-/var/cache/cloister-tests}
 SOURCES="deb http://deb.debian.org/debian trixie main"
 
 # Build dependencies, as .ci/install-deps has them for Debian 12, plus what moved on 13
-# (systemd.pc is in systemd-dev) and what the tiers inside the root use (man-db for the
-# generator's systemd-analyze verify, dbus and libnss-systemd for a booted systemd).
+# (systemd.pc is in systemd-dev) and what the tiers inside the root use: man-db for the
+# generator's systemd-analyze verify, dbus and libnss-systemd for a booted systemd, nodejs and
+# npm for the MCP SDK suite and npm dependency sets, python3-pip for pip ones, git for the
+# licence check.
 PKGS=(meson ninja-build pkg-config gcc
       libsystemd-dev systemd-dev libinih-dev libseccomp-dev libjson-c-dev libcurl4-openssl-dev
       libmicrohttpd-dev libssl-dev libmount-dev
       systemd systemd-sysv dbus libnss-systemd util-linux iproute2 procps python3 python3-httpx
-      scdoc man-db curl zsh xz-utils ca-certificates nodejs)
+      scdoc man-db curl zsh xz-utils ca-certificates nodejs npm python3-pip git)
 
 # What a first boot would do (ConditionNeedsUpdate=): done once here, or every boot of the
 # volatile root spends a minute of TCG time rebuilding the linker cache and the catalog.

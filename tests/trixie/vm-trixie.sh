@@ -9,7 +9,9 @@
 #   vm-trixie.sh SOURCE_ROOT BUILD SUITE...  SUITE: limits, sandbox, battery
 #
 # Cache: $CLOISTER_TRIXIE_VM_CACHE (/var/cache/cloister-tests/vm-trixie). Prints one TAP
-# stream per suite ("# suite NAME" first); exits 1 if any failed.
+# stream per suite ("# suite NAME" first); exits 1 if any failed. Each stream is also
+# recorded as the test trixie-vm-NAME in BUILD/meson-logs/testlog-trixie-vm.json
+# (tests/trixie/testlog.py), which run-all's SKIP and docs/security.md checks read.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +26,9 @@ src=$(cd "$1" && pwd) build=$2
 shift 2
 "$here/trixie-build.sh" "$src" "$build" --install >&2
 build=$(cd "$build" && pwd)
+log=$build/meson-logs/testlog-trixie-vm.json
+mkdir -p "$build/meson-logs"
+rm -f "$log"
 
 status=0
 for suite in "$@"; do
@@ -38,7 +43,8 @@ for suite in "$@"; do
         out=$(CLOISTER_VM_ROOT=$root CLOISTER_VM_DEST=$build/dest CLOISTER_VM_TIMEOUT=${CLOISTER_VM_TIMEOUT:-1200} \
                 "$here/../vm/vm-run.sh" "$build" "$src" "${args[@]}") || status=1
         printf '%s\n' "$out"
-        echo "# suite $suite: $(grep -c '^ok' <<<"$out") ok, $(grep -c '^not ok' <<<"$out") not ok, $((SECONDS - t0)) s"
-        grep -q '^not ok' <<<"$out" && status=1
+        result=$(python3 "$here/testlog.py" "$log" "trixie-vm-$suite" <<<"$out")
+        echo "# suite $suite: $result, $(grep -c '^ok' <<<"$out") ok, $(grep -c '^not ok' <<<"$out") not ok, $((SECONDS - t0)) s"
+        [ "$result" = FAIL ] && status=1
 done
 exit "$status"
