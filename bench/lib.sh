@@ -3,7 +3,8 @@
 #
 #   bench_prepare NAME BUILD_DIR
 #
-# Checks root and a --prefix=/usr build, builds it, makes $tmp (removed on exit) with
+# Checks root and a --prefix=/usr build, builds it (unless CLOISTER_NSPAWN_DEST names an
+# installed build for another root, as tests/trixie/nspawn-trixie.sh makes one), makes $tmp (removed on exit) with
 # $tmp/payload holding a static bench/stamp.c, ITERATIONS, WARMUP and GAP, and
 # bench/suite-lib.sh (what the two suites share). Sets build,
 # src and tmp; die() prefixes its message with NAME.
@@ -15,7 +16,9 @@ bench_prepare() {
         [ "$(id -u)" = 0 ] || die "needs root (systemd-nspawn)"
         grep -q '^#define CLOISTER_SHIM_PATH "/usr/' "$build/config.h" 2>/dev/null ||
                 die "$build is not configured with --prefix=/usr (meson setup $build --prefix=/usr)"
-        ninja -C "$build" >/dev/null
+        # another root (CLOISTER_NSPAWN_ROOT, CLOISTER_NSPAWN_DEST: tests/trixie/) comes with its
+        # build made and installed there, by that root's tools
+        [ -n "${CLOISTER_NSPAWN_DEST:-}" ] || ninja -C "$build" >/dev/null
 
         tmp=$(mktemp -d "/tmp/cloister-$bench_name.XXXXXX")
         trap 'rm -rf "$tmp"' EXIT

@@ -30,13 +30,15 @@ awk() { if [ -x /usr/bin/mawk ]; then /usr/bin/mawk "$@"; else command awk "$@";
 # template and its drop-ins, in order (so empty assignments reset lists exactly as in the
 # unit), except ExecStart=, and for the [Unit] RequiresMountsFor= that pulls in the role's
 # private /tmp and /var/tmp mount units; and shim_argv to the unit's ExecStart= (the shim).
-# Not passed: Description=, Documentation=, SourcePath= (no effect on the start).
+# Not passed: Description=, Documentation=, SourcePath= (no effect on the start), and
+# ExecStopPost= (cloister-stage stop empties a role's /tmp only from the role's own unit, and
+# fails the transient one: its cost is not in these variants' exit times).
 unit_props() {
         local shim_line
         mapfile -t same_props < <(systemctl cat "$1" | awk '
                 /^[[:space:]]*[#;]/ || /^[[:space:]]*$/ { next }
                 /^\[/ { sec = $0; next }
-                sec == "[Service]" && !/^ExecStart=/ { print "-p"; print; next }
+                sec == "[Service]" && !/^ExecStart=/ && !/^ExecStopPost=/ { print "-p"; print; next }
                 sec == "[Unit]" && /^RequiresMountsFor=/ { print "-p"; print }')
         shim_line=$(systemctl cat "$1" | sed -n 's/^ExecStart=\(..*\)$/\1/p' | tail -1)
         eval "shim_argv=( $shim_line )" # the role's ExecStart=: simple quoted words here
