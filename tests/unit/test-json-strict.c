@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lib/basic/json-strict.c: strict JSON that holds text in any language, on every json-c
- * (0.17 and 0.18, Debian 13's, refuse every non-ASCII byte in strict mode). */
+ * (0.18, Debian 13's, refuses every non-ASCII byte in strict mode). */
 
 #include <errno.h>
 
@@ -29,6 +29,8 @@ static void test_text_in_any_language(void) {
                 { "{\"a\":\"\\u00e9\xc3\xa9\"}", "\xc3\xa9\xc3\xa9", "an escape and the character it names, side by side" },
                 { "{\"\xc3\xa9\":1,\"a\":\"x\"}", "x", "a non-ASCII key" },
                 { "{\"a\":\"plain\"}  \n", "plain", "ASCII, whitespace after it" },
+                { "{\n\t\"a\" :\r\n \"t\\tab\"}", "t\tab", "whitespace between tokens, an escaped tab" },
+                { "{\"b\":\"\\\\\",\"a\":\"x\"}", "x", "an escaped backslash right before a closing quote" },
         };
         for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
                 const char *v = string_of(good[i].text, "a");
@@ -52,6 +54,10 @@ static void test_refused(void) {
                 { "{\"a\":\"x\"}\xc3\xa9", "a character after the value" },
                 { "{\xc3\xa9:1}", "a character outside a string" },
                 { "{\"a\":\"x\",}", "a trailing comma (strict)" },
+                { "{\"a\":\"x\ty\"}", "a raw tab in a string value (every json-c, not only 0.18)" },
+                { "{\"a\x01\":1}", "a raw control character in a key" },
+                { "{\"a\":\"\\\"\x1f\"}", "a raw control character after an escaped quote" },
+                { "{\"a\":\"\xc3\xa9\n\"}", "a raw newline in a string with text beyond ASCII" },
                 { "{\"a\":\"x\"", "a value cut short" },
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
