@@ -97,10 +97,11 @@ static int emit_durability(ProfileOut *o, const Role *role, const CloisterConf *
          * slowed, from 2 s between restarts to 1 min where systemd can grow the delay. */
         if (r >= 0)
                 r = unit_settings_add(s, "Service", "RestartSec", "2s");
-        if (r >= 0 && systemd_version() >= RESTART_BACKOFF_SINCE)
+        if (r >= 0 && systemd_version() >= RESTART_BACKOFF_SINCE) {
                 r = unit_settings_add(s, "Service", "RestartSteps", "5");
-        if (r >= 0 && systemd_version() >= RESTART_BACKOFF_SINCE)
-                r = unit_settings_add(s, "Service", "RestartMaxDelaySec", "1min");
+                if (r >= 0)
+                        r = unit_settings_add(s, "Service", "RestartMaxDelaySec", "1min");
+        }
         if (r >= 0)
                 r = unit_settings_addf(s, "Service", "StateDirectory", "cloister/%s", role->name);
         return r;

@@ -10,12 +10,12 @@
 static const ProfileRow static_rows[] = {
         { "Unit", "Description", "cloister agent %i" },
         { "Unit", "Documentation", "man:cloister.role(5) man:cloister-shim(8)" },
-        /* Without a generated drop-in there is no role: the shim refuses (fail closed). */
         /* An admin's start or restart is never refused: systemd's start rate limit (5 in
          * 10 s) counts a start made while ExecStopPost= still runs more than once, and
          * refused back-to-back restarts from the 4th on. A durable role's crash loop is
          * slowed by RestartSec= instead (cloister.role(5), DURABILITY AND FAILURE). */
         { "Unit", "StartLimitIntervalSec", "0" },
+        /* Without a generated drop-in there is no role: the shim refuses (fail closed). */
         { "Service", "Type", "exec" },
         { "Service", "NotifyAccess", "none" },   /* no EXTEND_TIMEOUT_USEC from inside */
         { "Service", "ExecStart", CLOISTER_SHIM_PATH " --unconfigured=%i" },
