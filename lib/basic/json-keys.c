@@ -6,12 +6,8 @@
 #include <strings.h>
 
 #include "json-keys.h"
+#include "json-scan.h"
 #include "macro.h"
-
-typedef struct Key {
-        const char *s;
-        size_t n;
-} Key;
 
 static const char *skip_ws(const char *p, const char *e) {
         while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
@@ -53,49 +49,74 @@ static const char *skip_value(const char *p, const char *e) {
 }
 
 static int key_cmp(const void *a, const void *b) {
-        const Key *x = a, *y = b;
-        int c = strncasecmp(x->s, y->s, x->n < y->n ? x->n : y->n);
-        return c != 0 ? c : (x->n > y->n) - (x->n < y->n);
+        const JsonMember *x = a, *y = b;
+        int c = strncasecmp(x->key, y->key, x->key_n < y->key_n ? x->key_n : y->key_n);
+        return c != 0 ? c : (x->key_n > y->key_n) - (x->key_n < y->key_n);
 }
 
-static bool key_plain(const Key *k) {
-        for (size_t i = 0; i < k->n; i++)
-                if (k->s[i] < 0x20 || k->s[i] > 0x7e || k->s[i] == '\\')
+static bool key_plain(const JsonMember *k) {
+        for (size_t i = 0; i < k->key_n; i++)
+                if (k->key[i] < 0x20 || k->key[i] > 0x7e || k->key[i] == '\\')
                         return false;
         return true;
 }
 
-static bool key_misspells(const Key *k, const char * const *keys) {
+static bool key_misspells(const JsonMember *k, const char * const *keys) {
         for (; keys && *keys; keys++)
-                if (strlen(*keys) == k->n && strncasecmp(*keys, k->s, k->n) == 0 && strncmp(*keys, k->s, k->n) != 0)
+                if (strlen(*keys) == k->key_n && strncasecmp(*keys, k->key, k->key_n) == 0 &&
+                    strncmp(*keys, k->key, k->key_n) != 0)
                         return true;
         return false;
 }
 
-static bool key_is(const Key *k, const char *name) {
-        return name && strlen(name) == k->n && strncmp(name, k->s, k->n) == 0;
+static bool key_is(const JsonMember *k, const char *name) {
+        return name && strlen(name) == k->key_n && strncmp(name, k->key, k->key_n) == 0;
+}
+
+/* Sorted ignoring case, equal neighbours are the collisions: n log n for many keys. Sorts
+ * keys[] in place. */
+static int keys_verify(JsonMember *keys, size_t n_keys, const char * const *policy_keys) {
+        for (size_t i = 0; i < n_keys; i++)
+                if (!key_plain(&keys[i]) || key_misspells(&keys[i], policy_keys))
+                        return -ENOTUNIQ;
+        if (n_keys > 1)
+                qsort(keys, n_keys, sizeof(JsonMember), key_cmp);
+        for (size_t i = 1; i < n_keys; i++)
+                if (key_cmp(&keys[i - 1], &keys[i]) == 0)
+                        return -ENOTUNIQ;
+        return 0;
+}
+
+int json_keys_check_members(const JsonMember *members, size_t n, const char * const *keys) {
+        _cleanup_free_ JsonMember *copy = NULL;
+
+        if (n == 0)
+                return 0;
+        copy = reallocarray(NULL, n, sizeof(JsonMember));
+        if (!copy)
+                return -ENOMEM;
+        memcpy(copy, members, n * sizeof(JsonMember));
+        return keys_verify(copy, n, keys);
 }
 
 /* p at '{'. *end is set past the object. */
 static int check_object(const char *p, const char *e, const JsonKeyRule *rule, const char **end) {
-        _cleanup_free_ Key *keys = NULL;
+        _cleanup_free_ JsonMember *keys = NULL;
         size_t n_keys = 0, allocated = 0;
         int r;
 
         for (p = skip_ws(p + 1, e); p < e && *p != '}'; p = skip_ws(p, e)) {
-                Key k;
+                JsonMember k = {};
 
                 if (*p == ',')
                         p = skip_ws(p + 1, e);
                 if (p >= e || *p != '"')
                         return -ENOTUNIQ; /* not the validated text we expected: fail closed */
-                k.s = p + 1;
+                k.key = p + 1;
                 p = skip_string(p, e);
-                k.n = (size_t) (p - 1 - k.s);
-                if (!key_plain(&k) || key_misspells(&k, rule->keys))
-                        return -ENOTUNIQ;
+                k.key_n = (size_t) (p - 1 - k.key);
                 if (n_keys == allocated) {
-                        Key *nk = reallocarray(keys, allocated = allocated * 2 + 8, sizeof(Key));
+                        JsonMember *nk = reallocarray(keys, allocated = allocated * 2 + 8, sizeof(JsonMember));
                         if (!nk)
                                 return -ENOMEM;
                         keys = nk;
@@ -113,14 +134,7 @@ static int check_object(const char *p, const char *e, const JsonKeyRule *rule, c
                         p = skip_value(p, e);
         }
         *end = p < e ? p + 1 : e;
-
-        /* sorted ignoring case, equal neighbours are the collisions: n log n for many keys */
-        if (n_keys > 1)
-                qsort(keys, n_keys, sizeof(Key), key_cmp);
-        for (size_t i = 1; i < n_keys; i++)
-                if (key_cmp(&keys[i - 1], &keys[i]) == 0)
-                        return -ENOTUNIQ;
-        return 0;
+        return keys_verify(keys, n_keys, rule->keys);
 }
 
 int json_keys_check(const char *s, size_t n, const JsonKeyRule *rule) {

@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+#include "json-scan.h"
+
 /* What the broker's policy read must be what the upstream reads. json-c keeps the last of
  * two equal keys and matches keys exactly; other parsers keep the first, and Go's
  * encoding/json (mcp-go) matches keys ignoring case, Unicode folding included ("ſ" is "s").
@@ -22,3 +24,6 @@ typedef struct JsonKeyRule {
  * a top-level object, or to each object in a top-level array (a JSON-RPC batch). 0 if
  * unambiguous, -ENOTUNIQ if not, -ENOMEM. */
 int json_keys_check(const char *s, size_t n, const JsonKeyRule *rule);
+
+/* The same rule for one object's members as json_scan() found them (JsonKeyRule.keys). */
+int json_keys_check_members(const JsonMember *members, size_t n, const char * const *keys);

@@ -130,6 +130,45 @@ static void test_stream_usage(void) {
         rewrite_done(&w);
 }
 
+/* The rewrite edits the bytes of the members it changes; everything else reaches the upstream
+ * as the caller wrote it (numbers json-c would print otherwise, escapes, keys deep inside). */
+static void test_rewrite_keeps_bytes(void) {
+        static const char rest[] = "\"messages\":[{\"role\":\"user\",\"content\":\"caf\\u00e9 \xc3\xa9\",\"role\":\"x\"}],"
+                                   "\"temperature\":1.0e0,\"seed\":123456789012345678901234567890, \"n\" : 1";
+        char body[512], expected[600];
+        Rewrite w;
+
+        snprintf(body, sizeof body, "{\"model\":\"gpt-4o\",%s}", rest);
+        w = rewrite(body, "qwen3:8b");
+        is_int(w.r, 0, "rewritten");
+        snprintf(expected, sizeof expected, "{\"model\":\"qwen3:8b\",%s}", rest);
+        ok(streq_ptr(w.body, expected), "only the model's value changed: the rest byte for byte");
+        rewrite_done(&w);
+
+        w = rewrite(body, "gpt-4o");
+        ok(w.r == 0 && !w.body && streq_ptr(w.req.model, "gpt-4o"), "the body already names the override: passed on as sent");
+        rewrite_done(&w);
+
+        snprintf(body, sizeof body, "{\"stream\":true,%s}", rest);
+        w = rewrite(body, "m\"x");
+        snprintf(expected, sizeof expected, "{\"model\":\"m\\\"x\",\"stream_options\":{\"include_usage\":true},\"stream\":true,%s}", rest);
+        ok(streq_ptr(w.body, expected), "new members go first, an override with a quote is escaped, the rest is untouched");
+        ok(streq_ptr(at(w.json, "/model"), "\"m\\\"x\""), "the upstream reads the override");
+        rewrite_done(&w);
+
+        w = rewrite("{\"stream\":true,\"stream_options\":{}}", NULL);
+        ok(streq_ptr(w.body, "{\"stream\":true,\"stream_options\":{\"include_usage\":true}}"), "into an empty stream_options");
+        rewrite_done(&w);
+
+        w = rewrite("{}", "m");
+        ok(streq_ptr(w.body, "{\"model\":\"m\"}"), "into an empty object: no comma");
+        rewrite_done(&w);
+
+        w = rewrite("{\"model\":\"a\\u0062\"}", NULL);
+        ok(w.r == 0 && streq_ptr(w.req.model, "ab") && !w.body, "the model's name read with its escapes resolved");
+        rewrite_done(&w);
+}
+
 static void test_refused(void) {
         static const char *const bad[] = {
                 "not json", "[1,2]", "\"model\"", "42", "null", "true", "{", "{\"model\":\"m\"", "{\"model\":\"m\"}x",
@@ -280,6 +319,7 @@ int main(void) {
         test_model_override();
         test_no_change();
         test_stream_usage();
+        test_rewrite_keeps_bytes();
         test_refused();
         test_ambiguous();
         test_response_usage();

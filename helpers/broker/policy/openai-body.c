@@ -3,6 +3,7 @@
 #include <limits.h>
 
 #include "json-keys.h"
+#include "json-scan.h"
 #include "json-strict.h"
 #include "openai-body.h"
 
@@ -90,96 +91,164 @@ static int add_value(json_object *o, const char *key, json_object *v) {
         return 0;
 }
 
-/* stream_options.include_usage: true unless the caller already asked for it. Returns whether
- * it changed the body. */
-static int request_usage(json_object *o) {
-        json_object *opts, *v;
+/* One change to a request body: `del` bytes at `off` become `text`. */
+typedef struct BodyEdit {
+        size_t off, del;
+        const char *text;
+} BodyEdit;
 
-        if (json_object_object_get_ex(o, "stream_options", &opts) &&
-            json_object_is_type(opts, json_type_object)) {
-                if (json_object_object_get_ex(opts, "include_usage", &v) &&
-                    json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v))
-                        return 0;
-        } else {
-                opts = json_object_new_object();
-                if (add_value(o, "stream_options", opts) < 0)
-                        return -ENOMEM;
-        }
-        if (add_value(opts, "include_usage", json_object_new_boolean(true)) < 0)
+/* The body with the edits made (they do not overlap), in one new buffer. */
+static int splice(const char *body, size_t n, BodyEdit *edits, size_t n_edits, char **ret, size_t *ret_n) {
+        size_t total = n, k = 0, from = 0;
+        char *out;
+
+        /* at most three: insertion sort by offset */
+        for (size_t i = 1; i < n_edits; i++)
+                for (size_t j = i; j > 0 && edits[j - 1].off > edits[j].off; j--) {
+                        BodyEdit t = edits[j];
+                        edits[j] = edits[j - 1];
+                        edits[j - 1] = t;
+                }
+        for (size_t i = 0; i < n_edits; i++)
+                total = total - edits[i].del + strlen(edits[i].text);
+        out = malloc(total + 1);
+        if (!out)
                 return -ENOMEM;
-        return 1;
+        for (size_t i = 0; i < n_edits; i++) {
+                size_t l = strlen(edits[i].text);
+                memcpy(out + k, body + from, edits[i].off - from);
+                k += edits[i].off - from;
+                memcpy(out + k, edits[i].text, l);
+                k += l;
+                from = edits[i].off + edits[i].del;
+        }
+        memcpy(out + k, body + from, n - from);
+        k += n - from;
+        out[k] = 0;
+        *ret = out;
+        *ret_n = k;
+        return 0;
 }
 
-static const JsonKeyRule stream_options_rule = {
-        .keys = (const char * const[]) { "include_usage", NULL },
-};
-static const JsonKeyRule request_rule = {
-        .keys = (const char * const[]) { "model", "stream", "stream_options", NULL },
-        .nested = "stream_options",
-        .nested_rule = &stream_options_rule,
-};
+/* s as a JSON string, quotes included, written by json-c. */
+static char *json_quote(const char *s) {
+        _cleanup_json_ json_object *o = json_object_new_string(s);
+        const char *t;
+
+        if (!o)
+                return NULL;
+        t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        return t ? strdup(t) : NULL;
+}
+
+/* A string member's value as text (its escapes resolved), by json-c. */
+static int member_string(const JsonMember *m, char **ret) {
+        _cleanup_json_ json_object *o = NULL;
+        int r;
+
+        r = json_parse_strict(m->value, m->value_n, 1, &o);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(o, json_type_string))
+                return -EBADMSG;
+        *ret = strdup(json_object_get_string(o));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static const char * const request_keys[] = { "model", "stream", "stream_options", NULL };
+static const char * const stream_options_keys[] = { "include_usage", NULL };
 
 int openai_request_rewrite(const char *body, size_t n, const char *model_override,
                            OpenAIRequest *ret, char **ret_body, size_t *ret_n) {
-        _cleanup_json_ json_object *o = NULL;
-        OpenAIRequest req = {};
-        json_object *v;
-        bool changed = false;
+        _cleanup_(json_scan_done) JsonScan scan = {}, opts_scan = {};
+        _cleanup_free_ char *quoted = NULL, *head = NULL;
+        _cleanup_(openai_request_done) OpenAIRequest req = {};
+        const JsonMember *model, *stream, *opts, *usage = NULL;
+        const char *head_model = NULL, *head_opts = NULL;
+        BodyEdit edits[3];
+        size_t n_edits = 0;
         int r;
-
-        if (n == 0) {
-                *ret = req;
-                *ret_body = NULL;
-                *ret_n = 0;
-                return 0;
-        }
-        r = openai_json_parse_object(body, n, &o);
-        if (r < 0)
-                return r;
-        /* a body forwarded as sent must mean to the upstream what it meant here */
-        r = json_keys_check(body, n, &request_rule);
-        if (r < 0)
-                return r;
-        /* "stream": 1 or "true" would be a stream upstream and not here (no usage asked for) */
-        if (json_object_object_get_ex(o, "stream", &v) && !json_object_is_type(v, json_type_boolean))
-                return -EDOM;
-        if (json_object_object_get_ex(o, "model", &v) && !json_object_is_type(v, json_type_string))
-                return -EDOM;
-
-        if (model_override) {
-                r = add_value(o, "model", json_object_new_string(model_override));
-                if (r < 0)
-                        return r;
-                changed = true;
-        }
-        if (json_object_object_get_ex(o, "model", &v) && json_object_is_type(v, json_type_string)) {
-                req.model = strdup(json_object_get_string(v));
-                if (!req.model)
-                        return -ENOMEM;
-        }
-
-        req.stream = json_object_object_get_ex(o, "stream", &v) &&
-                     json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
-        if (req.stream) {
-                r = request_usage(o);
-                if (r < 0)
-                        goto fail;
-                req.strip_usage_chunk = r > 0;
-                changed = changed || r > 0;
-        }
 
         *ret_body = NULL;
         *ret_n = 0;
-        if (changed) {
-                r = serialize(o, ret_body, ret_n);
+        if (n == 0) {
+                *ret = req;
+                return 0;
+        }
+        /* Validated whole, read where the policy reads, changed only there: the rest goes
+         * upstream byte for byte. */
+        r = json_scan(body, n, JSON_DEPTH_MAX, &scan);
+        if (r < 0)
+                return r;
+        if (scan.kind != JSON_KIND_OBJECT)
+                return -EBADMSG;
+        /* a body forwarded as sent must mean to the upstream what it meant here */
+        r = json_keys_check_members(scan.members, scan.n_members, request_keys);
+        if (r < 0)
+                return r;
+        model = json_scan_member(&scan, "model");
+        stream = json_scan_member(&scan, "stream");
+        opts = json_scan_member(&scan, "stream_options");
+        if (opts && opts->kind == JSON_KIND_OBJECT) {
+                r = json_scan(opts->value, opts->value_n, JSON_DEPTH_MAX, &opts_scan);
                 if (r < 0)
-                        goto fail;
+                        return r;
+                r = json_keys_check_members(opts_scan.members, opts_scan.n_members, stream_options_keys);
+                if (r < 0)
+                        return r;
+                usage = json_scan_member(&opts_scan, "include_usage");
+        }
+        /* "stream": 1 or "true" would be a stream upstream and not here (no usage asked for) */
+        if (stream && stream->kind != JSON_KIND_BOOLEAN)
+                return -EDOM;
+        if (model && model->kind != JSON_KIND_STRING)
+                return -EDOM;
+
+        if (model_override) {
+                quoted = json_quote(model_override);
+                req.model = strdup(model_override);
+                if (!quoted || !req.model)
+                        return -ENOMEM;
+                if (!model)
+                        head_model = quoted;
+                else if (model->value_n != strlen(quoted) || memcmp(model->value, quoted, model->value_n) != 0)
+                        edits[n_edits++] = (BodyEdit) { model->value - body, model->value_n, quoted };
+        } else if (model) {
+                r = member_string(model, &req.model);
+                if (r < 0)
+                        return r;
+        }
+
+        req.stream = stream && stream->value[0] == 't';
+        if (req.stream && !(usage && usage->kind == JSON_KIND_BOOLEAN && usage->value[0] == 't')) {
+                req.strip_usage_chunk = true;
+                if (usage)
+                        edits[n_edits++] = (BodyEdit) { usage->value - body, usage->value_n, "true" };
+                else if (opts && opts->kind == JSON_KIND_OBJECT)
+                        edits[n_edits++] = (BodyEdit) { opts->value + 1 - body, 0,
+                                opts_scan.n_members > 0 ? "\"include_usage\":true," : "\"include_usage\":true" };
+                else if (opts)
+                        edits[n_edits++] = (BodyEdit) { opts->value - body, opts->value_n, "{\"include_usage\":true}" };
+                else
+                        head_opts = "\"stream_options\":{\"include_usage\":true}";
+        }
+        if (head_model || head_opts) {
+                /* new members go first, so nothing after them needs to move twice */
+                head = strprintf("%s%s%s%s%s", head_model ? "\"model\":" : "", strempty(head_model),
+                                 head_model && head_opts ? "," : "", strempty(head_opts),
+                                 scan.n_members > 0 ? "," : "");
+                if (!head)
+                        return -ENOMEM;
+                edits[n_edits++] = (BodyEdit) { scan.open + 1 - body, 0, head };
+        }
+        if (n_edits > 0) {
+                r = splice(body, n, edits, n_edits, ret_body, ret_n);
+                if (r < 0)
+                        return r;
         }
         *ret = req;
+        req = (OpenAIRequest) {};
         return 0;
-fail:
-        openai_request_done(&req);
-        return r;
 }
 
 int openai_response_usage(const char *body, size_t n, TokenUsage *ret) {

@@ -20,13 +20,16 @@ typedef struct OpenAIRequest {
 
 void openai_request_done(OpenAIRequest *r);
 
-/* Parses a request body for /v1 routes. Not JSON or not a JSON object → -EBADMSG. Applies
- * model_override (if non-NULL) to "model", adding it if missing. If "stream": true and the
- * caller did not set stream_options.include_usage to true, sets it (so usage is counted) and
- * sets ret->strip_usage_chunk. *ret_body is the rewritten body (malloc'd, NUL-terminated, *ret_n
- * its length) or NULL if nothing changed. With an override the body is always rewritten, even
- * when it already named that model: a verbatim body could hold two "model" keys, which parsers
- * resolve differently. An empty body (n == 0) is accepted: nothing to rewrite (GET /v1/models).
+/* Checks and, where needed, edits a request body for /v1 routes. Not JSON (RFC 8259, json-scan.h)
+ * or not a JSON object → -EBADMSG. Applies model_override (if non-NULL) to "model", adding it
+ * if missing. If "stream": true and the caller did not set stream_options.include_usage to
+ * true, sets it (so usage is counted) and sets ret->strip_usage_chunk. *ret_body is the
+ * rewritten body (malloc'd, NUL-terminated, *ret_n its length) or NULL if nothing changed:
+ * the body goes upstream as sent. A rewrite changes only the bytes of the values it sets and
+ * puts members it adds first; every other byte is the caller's. A body that already names the
+ * override, written exactly as json-c writes it, needs no rewrite: a second "model" key is
+ * refused below, so no parser can read another. An empty body (n == 0) is accepted: nothing
+ * to rewrite (GET /v1/models).
  * -ENOTUNIQ if the object (or its stream_options) has keys that collide ignoring case or a case
  * variant of "model", "stream", "stream_options", "include_usage" (json-keys.h); -EDOM if
  * "stream" is there and not a boolean, or "model" is there and not a string. */
