@@ -19,6 +19,10 @@
 #define OUT_HIGH_WATER (256 * 1024)
 /* An MCP answer that is not a stream is filtered whole, so held whole: up to this size. */
 #define MCP_JSON_MAX (4 * 1024 * 1024)
+/* A plain answer (no stream) up to this size is held until it is whole and leaves in one
+ * write with its headers, with a Content-Length: not as a header write, a chunk and an end
+ * chunk, each waking the caller. A larger one streams from here on. */
+#define PLAIN_HOLD_MAX (64 * 1024)
 
 typedef struct Request {
         RequestContext *context;
@@ -47,6 +51,7 @@ typedef struct Request {
         long status;
         struct curl_slist *resp_headers;  /* "Name: value", allowed ones only */
         bool headers_done, upstream_done, paused, suspended, is_sse, started, client_gone;
+        bool plain_streams;               /* a plain answer too large to hold: streamed */
         char **mcp_allowed;               /* MCP: the tools this role may see and call */
         bool bad_upstream_header;         /* a header line that is not RFC 9110: no answer passes */
         sd_event_source *hangup_watch;  /* MHD does not poll suspended connections */
@@ -273,6 +278,17 @@ static bool mcp_holds(const Request *q) {
         return q->route.kind == BROKER_ROUTE_MCP && q->headers_done && !q->is_sse;
 }
 
+/* Any other answer that is not a stream is held until whole while it is small (PLAIN_HOLD_MAX).
+ * HEAD's answer has a Content-Length of a body it does not carry: streamed as before. */
+static bool plain_holds(const Request *q) {
+        return q->route.kind != BROKER_ROUTE_MCP && q->headers_done && !q->is_sse && !q->plain_streams &&
+               !streq(q->method, "HEAD");
+}
+
+static bool holds(const Request *q) {
+        return mcp_holds(q) || plain_holds(q);
+}
+
 /* Appends upstream bytes; what MHD already took is dropped first, so a slow caller costs
  * about OUT_HIGH_WATER, not the whole answer. False on OOM: the stream must end. */
 static bool out_append(Request *q, const char *data, size_t n) {
@@ -350,7 +366,8 @@ static size_t on_header(char *buf, size_t size, size_t n, void *userdata) {
         if (l == 0) {
                 if (q->status >= 200) {
                         q->headers_done = true;
-                        resume(q);
+                        if (!holds(q))
+                                resume(q);
                 }
                 return len;
         }
@@ -388,6 +405,11 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
                 q->error = caller_over(q) ? "caller_bytes_in_flight" : "upstream_bad_answer";
                 return 0;
         }
+        if (plain_holds(q) && (q->out_n + len > PLAIN_HOLD_MAX || caller_over(q))) {
+                /* too large to hold (or the caller holds too much): stream it from here */
+                q->plain_streams = true;
+                resume(q);
+        }
         /* a caller over MaxBytesPerCaller= gets one piece of each answer at a time */
         if (!mcp_holds(q) && (q->out_n - q->out_off > OUT_HIGH_WATER ||
                               (q->out_n > q->out_off && caller_over(q)))) {
@@ -420,7 +442,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *userdata) {
                                 return 0;
                 }
         }
-        resume(q);
+        if (!holds(q))
+                resume(q);
         return len;
 }
 
@@ -730,6 +753,18 @@ static enum MHD_Result respond_upstream(Request *q) {
         return queue_upstream_answer(q, resp);
 }
 
+/* A plain answer held whole: its headers and body in one write. It stays in q->out, which
+ * outlives the response (freed when the request completes). */
+static enum MHD_Result respond_whole(Request *q) {
+        struct MHD_Response *resp;
+
+        resp = MHD_create_response_from_buffer(q->out_n, q->out, MHD_RESPMEM_PERSISTENT);
+        if (!resp)
+                return MHD_NO;
+        q->bytes_out += q->out_n;
+        return queue_upstream_answer(q, resp);
+}
+
 /* ---- MHD callbacks -------------------------------------------------------------------- */
 
 /* libmicrohttpd's first word on a request: the URI exactly as sent (query included, nothing
@@ -834,12 +869,14 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
         /* resumed: the upstream answered (or failed), or the caller left */
         if (q->client_gone)
                 return MHD_NO;
-        if ((!q->headers_done || mcp_holds(q)) && !q->upstream_done) {
+        if ((!q->headers_done || holds(q)) && !q->upstream_done) {
                 suspend(q);
                 return MHD_YES;
         }
         if (mcp_holds(q))
                 return respond_mcp_json(q);
+        if (plain_holds(q) && q->result == CURLE_OK && !q->bad_upstream_header)
+                return respond_whole(q);
         return respond_upstream(q);
 }
 
