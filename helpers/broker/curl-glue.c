@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "curl-glue.h"
+#include "event-timer.h"
 #include "log.h"
 #include "macro.h"
 
@@ -98,10 +99,7 @@ static int on_timer_request(CURLM *multi, long timeout_ms, void *userdata) {
         if (!g->timer)
                 return sd_event_add_time(g->event, &g->timer, CLOCK_MONOTONIC,
                                          now + (uint64_t) timeout_ms * 1000, TIMER_ACCURACY_USEC, on_timer, g) < 0 ? -1 : 0;
-        if (sd_event_source_set_time(g->timer, now + (uint64_t) timeout_ms * 1000) < 0 ||
-            sd_event_source_set_enabled(g->timer, SD_EVENT_ONESHOT) < 0)
-                return -1;
-        return 0;
+        return event_timer_arm_no_later(g->timer, now + (uint64_t) timeout_ms * 1000) < 0 ? -1 : 0;
 }
 
 int curl_glue_new(sd_event *e, curl_glue_done_t done, CurlGlue **ret) {

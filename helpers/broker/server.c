@@ -7,6 +7,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "broker.h"
+#include "event-timer.h"
 #include "log.h"
 #include "peer.h"
 
@@ -43,10 +44,9 @@ static int run_httpd(Broker *b) {
                 /* more to do at once: a zero timer would wait for sd-event's accuracy */
                 (void) sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_OFF);
                 kick(b);
-        } else if (sd_event_now(b->event, CLOCK_MONOTONIC, &now) >= 0) {
-                (void) sd_event_source_set_time(b->httpd_timer, now + timeout * 1000);
-                (void) sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_ONESHOT);
-        } else
+        } else if (sd_event_now(b->event, CLOCK_MONOTONIC, &now) >= 0)
+                (void) event_timer_arm_no_later(b->httpd_timer, now + timeout * 1000);
+        else
                 (void) sd_event_source_set_enabled(b->httpd_timer, SD_EVENT_OFF);
         return 0;
 }
