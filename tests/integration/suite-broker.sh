@@ -214,6 +214,8 @@ expect single first 200 "MaxConcurrent=1: the first completes"
 expect raw sse_comment_passed True "SSE comment lines pass through"
 expect raw sse_event_line_passed True "SSE event: lines pass through"
 expect raw sse_chunked True "the stream goes out chunked, not buffered into a Content-Length"
+expect raw plain_whole True "a small plain answer goes out whole, with its Content-Length (one write)"
+expect raw large_streamed True "a plain answer over 64 KiB is streamed chunked, not held"
 
 # --- MCP with the per-role tool allow-list ---------------------------------------------------
 start_agents mcpuser mcpnone

@@ -164,6 +164,28 @@ def probe_sse_raw():
     report("sse_comment_passed", ": cloister-test-comment" in text)
     report("sse_event_line_passed", "event: meta" in text)
     report("sse_chunked", "transfer-encoding: chunked" in text.lower())
+    # a plain answer: held whole while small, sent with its length; a large one streams
+    def plain(path, req):
+        c = socket.create_connection((base_host, base_port), timeout=30)
+        body = json.dumps(req)
+        c.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
+        raw = b""
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            raw += chunk
+        head, _, payload = raw.partition(b"\r\n\r\n")
+        fields = dict(l.split(b":", 1) for l in head.split(b"\r\n")[1:] if b":" in l)
+        fields = {k.strip().lower(): v.strip() for k, v in fields.items()}
+        return fields, payload
+    h, payload = plain("/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "whole"}]})
+    report("plain_whole", b"transfer-encoding" not in h and h.get(b"content-length") == str(len(payload)).encode()
+           and json.loads(payload).get("object") == "chat.completion")
+    h, payload = plain("/v1/embeddings", {"model": "e", "input": "x", "dimensions": 20000})
+    report("large_streamed", h.get(b"transfer-encoding") == b"chunked" and b"content-length" not in h
+           and len(payload) > 65536)
 
 def probe_cancel():
     c = socket.create_connection((base_host, base_port), timeout=10)
