@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Who is on the other end of a broker connection, as PID 1 attests it: SO_PEERCRED gives
@@ -18,7 +19,10 @@ typedef struct Peer {
         int fd;
         struct Broker *broker;                   /* the server holding the connection */
         struct Caller *caller;                   /* its unit's counts (caller.h) */
-        struct sd_event_source *header_deadline; /* armed while a request's headers are awaited */
+        struct sd_event_source *header_deadline; /* a request's headers are awaited until */
+        uint64_t header_deadline_usec;           /* this time (CLOCK_MONOTONIC), 0: none awaited */
+        struct sd_event_source *hangup_watch;    /* EPOLLRDHUP, once a request waited (request.c) */
+        void *waiting;                           /* that request, while it lasts */
         bool closing;                            /* over its caller's cap: no request is served */
 } Peer;
 

@@ -54,7 +54,6 @@ typedef struct Request {
         bool plain_streams;               /* a plain answer too large to hold: streamed */
         char **mcp_allowed;               /* MCP: the tools this role may see and call */
         bool bad_upstream_header;         /* a header line that is not RFC 9110: no answer passes */
-        sd_event_source *hangup_watch;  /* MHD does not poll suspended connections */
         CURLcode result;
         SseFilter *sse;
         UsageScan *usage_scan;            /* a JSON answer's usage, read as it passes */
@@ -103,7 +102,8 @@ static void cancel_upstream(Request *q) {
 static void request_free(Request *q) {
         if (q->peer && q->peer->caller)
                 q->peer->caller->bytes -= q->held;
-        sd_event_source_disable_unref(q->hangup_watch);
+        if (q->peer && q->peer->waiting == q)
+                q->peer->waiting = NULL;
         cancel_upstream(q); /* still running: the caller went away */
         curl_slist_free_all(q->headers);
         curl_slist_free_all(q->resp_headers);
@@ -314,29 +314,36 @@ static bool out_append(Request *q, const char *data, size_t n) {
 static void resume(Request *q);
 
 /* The caller went away while its connection was suspended (waiting for upstream bytes):
- * cancel the upstream call now, not when it next sends something. */
+ * cancel the upstream call now, not when it next sends something. MHD does not poll a
+ * suspended connection, so the broker watches it: one source per connection, added when a
+ * request on it first waits and kept for the next ones (an add and a remove per request were
+ * two epoll_ctl() calls each). The connection is over once it fires: nothing more to watch. */
 static int on_client_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Request *q = userdata;
+        Peer *p = userdata;
+        Request *q = p->waiting;
 
+        (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        if (!q)
+                return 0;       /* between requests: MHD sees it itself */
         q->client_gone = true;
         q->error = "caller_went_away";
-        q->hangup_watch = sd_event_source_disable_unref(q->hangup_watch);
         cancel_upstream(q);
         resume(q);
         return 0;
 }
 
 static void suspend(Request *q) {
-        const union MHD_ConnectionInfo *ci;
-
         q->suspended = true;
         MHD_suspend_connection(q->conn);
-        if (q->hangup_watch)
+        if (q->peer->fd < 0)
                 return;
-        ci = MHD_get_connection_info(q->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (ci)
-                (void) sd_event_add_io(q->context->event, &q->hangup_watch, ci->connect_fd,
-                                       EPOLLRDHUP, on_client_hangup, q);
+        q->peer->waiting = q;
+        if (!q->peer->hangup_watch)
+                (void) sd_event_add_io(q->context->event, &q->peer->hangup_watch, q->peer->fd,
+                                       EPOLLRDHUP, on_client_hangup, q->peer);
+        else
+                /* it fired between requests (off since): still hung up, it fires again at once */
+                (void) sd_event_source_set_enabled(q->peer->hangup_watch, SD_EVENT_ON);
 }
 
 static void resume(Request *q) {

@@ -65,26 +65,45 @@ static void connection_close(Broker *b, Peer *p) {
         kick(b);
 }
 
+/* The source stays armed across a connection's keep-alive requests (adding and removing one
+ * per request moved sd-event's earliest deadline twice per request: a timerfd_settime() each);
+ * when it fires it looks at the deadline of the headers awaited now, if any. */
 static int on_header_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         Peer *p = userdata;
 
+        if (p->header_deadline_usec == 0)
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        if (usec < p->header_deadline_usec)
+                return event_timer_arm_no_later(s, p->header_deadline_usec);
         log_debug("Connection of %s sent no complete request headers in time: closing it.", p->unit ?: "a peer in no unit");
         p->header_deadline = sd_event_source_disable_unref(p->header_deadline);
+        p->header_deadline_usec = 0;
         connection_close(p->broker, p);
         return 0;
 }
 
 static void headers_wait(Broker *b, Peer *p) {
-        if (p->header_deadline || p->fd < 0)
+        uint64_t now;
+
+        if (p->header_deadline_usec != 0 || p->fd < 0)
                 return;
-        if (sd_event_add_time_relative(b->event, &p->header_deadline, CLOCK_MONOTONIC,
-                                       b->requests.config->conf->broker_header_timeout,
-                                       TIMER_ACCURACY_USEC * 100, on_header_deadline, p) < 0)
+        if (sd_event_now(b->event, CLOCK_MONOTONIC, &now) < 0) {
                 connection_close(b, p); /* fail closed: no deadline, no connection */
+                return;
+        }
+        p->header_deadline_usec = now + b->requests.config->conf->broker_header_timeout;
+        if (p->header_deadline) {
+                if (event_timer_arm_no_later(p->header_deadline, p->header_deadline_usec) < 0)
+                        connection_close(b, p);
+                return;
+        }
+        if (sd_event_add_time(b->event, &p->header_deadline, CLOCK_MONOTONIC, p->header_deadline_usec,
+                              TIMER_ACCURACY_USEC * 100, on_header_deadline, p) < 0)
+                connection_close(b, p);
 }
 
 static void headers_done(Broker *b, Peer *p) {
-        p->header_deadline = sd_event_source_disable_unref(p->header_deadline);
+        p->header_deadline_usec = 0;    /* the armed source finds nothing awaited */
 }
 
 /* The RequestContext's calls into the server. */
@@ -136,6 +155,7 @@ static void connection_notify(void *cls, struct MHD_Connection *conn, void **soc
                 headers_wait(b, p);
         } else if (p) {
                 p->header_deadline = sd_event_source_disable_unref(p->header_deadline);
+                p->hangup_watch = sd_event_source_disable_unref(p->hangup_watch);
                 caller_disconnect(&b->callers, p->caller);
                 peer_done(p);
                 free(p);
