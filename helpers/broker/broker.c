@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -104,9 +105,23 @@ static int serve(Broker *b, int fd) {
         return sd_event_loop(b->event);
 }
 
+/* Request bodies and answers of 100 KiB and more come and go with every request. glibc would
+ * serve each with its own mmap() (above its dynamic threshold) or give the top of the heap back
+ * with brk() when it is freed, and fault fresh pages in for the next: the same memory, again
+ * and again. So freed memory is kept for reuse, up to a bound: RSS stays flat at what the
+ * busiest moment needed, plus at most that (docs/benchmarks.md). */
+#define MALLOC_KEEP_BYTES (16 * 1024 * 1024)
+
+static void malloc_tune(void) {
+        (void) mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
+        (void) mallopt(M_TRIM_THRESHOLD, MALLOC_KEEP_BYTES);
+}
+
 static int run(const char *listen_path) {
         Broker b = {};
         int fd, r;
+
+        malloc_tune();
 
         fd = listen_fd(listen_path);
         if (fd < 0)

@@ -4,11 +4,16 @@
 #include "log.h"
 #include "macro.h"
 
+/* Idle easy handles kept: as many as requests usually run at once on one core. */
+#define EASY_IDLE_MAX 64
+
 struct CurlGlue {
         sd_event *event;
         CURLM *multi;
         sd_event_source *timer, *at_once;
         curl_glue_done_t done;
+        CURL *idle[EASY_IDLE_MAX];
+        size_t n_idle;
 };
 
 static void check_done(CurlGlue *g) {
@@ -127,6 +132,8 @@ CurlGlue *curl_glue_free(CurlGlue *g) {
                 return NULL;
         if (g->multi)
                 curl_multi_cleanup(g->multi);
+        while (g->n_idle > 0)
+                curl_easy_cleanup(g->idle[--g->n_idle]);
         sd_event_source_disable_unref(g->timer);
         sd_event_source_disable_unref(g->at_once);
         sd_event_unref(g->event);
@@ -148,4 +155,21 @@ void curl_glue_unpause(CurlGlue *g, CURL *easy) {
         /* curl_easy_pause() may have delivered data synchronously; let curl re-evaluate. */
         curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         check_done(g);
+}
+
+CURL *curl_glue_easy_get(CurlGlue *g) {
+        if (g->n_idle > 0)
+                return g->idle[--g->n_idle];
+        return curl_easy_init();
+}
+
+void curl_glue_easy_put(CurlGlue *g, CURL *easy) {
+        if (!easy)
+                return;
+        if (g->n_idle == EASY_IDLE_MAX) {
+                curl_easy_cleanup(easy);
+                return;
+        }
+        curl_easy_reset(easy);
+        g->idle[g->n_idle++] = easy;
 }

@@ -20,3 +20,10 @@ int curl_glue_add(CurlGlue *g, CURL *easy);
 void curl_glue_remove(CurlGlue *g, CURL *easy);
 /* After a write callback returned CURL_WRITEFUNC_PAUSE, resume it. */
 void curl_glue_unpause(CurlGlue *g, CURL *easy);
+
+/* Easy handles are kept for the next transfer (curl_easy_reset(): no option, header list or
+ * private pointer of one request survives into the next), up to a bound: a new one costs
+ * curl's defaults and buffers, allocated and zeroed, on every request. NULL on OOM. */
+CURL *curl_glue_easy_get(CurlGlue *g);
+/* Takes back a handle no longer in the multi handle (finished or removed). */
+void curl_glue_easy_put(CurlGlue *g, CURL *easy);

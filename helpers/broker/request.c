@@ -15,6 +15,9 @@
 #include "sse-filter.h"
 #include "usage-scan.h"
 
+/* A body announced by Content-Length gets its buffer at once, up to this size: reading it
+ * in 32 KiB pieces into a doubling buffer copied it twice and faulted in fresh pages. */
+#define BODY_PREALLOC_MAX (1024 * 1024)
 /* Upstream bytes held for a slow caller before curl is paused. */
 #define OUT_HIGH_WATER (256 * 1024)
 /* An MCP answer that is not a stream is filtered whole, so held whole: up to this size. */
@@ -39,6 +42,7 @@ typedef struct Request {
         char *body;
         size_t body_n, body_allocated;
         uint64_t max_body;
+        size_t body_hint;       /* Content-Length, if any, up to BODY_PREALLOC_MAX */
         bool body_done, responded, too_large;
 
         /* upstream */
@@ -93,7 +97,7 @@ static void cancel_upstream(Request *q) {
         if (!q->easy)
                 return;
         curl_glue_remove(q->context->curl, q->easy); /* closes the upstream connection */
-        curl_easy_cleanup(q->easy);
+        curl_glue_easy_put(q->context->curl, q->easy);
         q->easy = NULL;
         q->upstream_done = true;
         q->result = CURLE_ABORTED_BY_CALLBACK;
@@ -245,6 +249,7 @@ static enum MHD_Result admit(Request *q, bool *done) {
                         return respond_error(q, 400, "bad_content_length", "invalid Content-Length", 0);
                 if (q->max_body != UNSET_U64 && n > q->max_body)
                         return respond_error(q, 413, "request_too_large", "the request body exceeds MaxRequestBytes=", 0);
+                q->body_hint = n < BODY_PREALLOC_MAX ? (size_t) n : BODY_PREALLOC_MAX;
         }
         if (!q->limit)
                 return respond_error(q, 500, "internal_error", "out of memory", 0);
@@ -477,7 +482,7 @@ void request_curl_done(CurlGlue *g, CURL *easy, CURLcode result) {
                 /* an answer cut short still counts what it reported */
                 (void) usage_scan_result(q->usage_scan, &q->usage);
         q->result = result;
-        curl_easy_cleanup(q->easy);
+        curl_glue_easy_put(q->context->curl, q->easy);
         q->easy = NULL;
         resume(q);
         q->context->kick(q->context->userdata);
@@ -511,7 +516,7 @@ static int build_upstream(Request *q) {
         if (!url)
                 return -ENOMEM;
 
-        q->easy = curl_easy_init();
+        q->easy = curl_glue_easy_get(q->context->curl);
         if (!q->easy)
                 return -ENOMEM;
         curl_easy_setopt(q->easy, CURLOPT_URL, url);
@@ -848,6 +853,9 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
                         /* doubling: a body read in thousands of pieces is not copied each time */
                         size_t need = q->body_n + n + 1, a = 2 * q->body_allocated;
                         char *nb;
+
+                        if (a < q->body_hint + 1)
+                                a = q->body_hint + 1;
 
                         if (q->max_body != UNSET_U64 && a > q->max_body + 1)
                                 a = (size_t) q->max_body + 1; /* never more than the limit allows */
