@@ -141,7 +141,17 @@ CurlGlue *curl_glue_free(CurlGlue *g) {
 }
 
 int curl_glue_add(CurlGlue *g, CURL *easy) {
-        return curl_multi_add_handle(g->multi, easy) == CURLM_OK ? 0 : -EIO;
+        int running;
+
+        if (curl_multi_add_handle(g->multi, easy) != CURLM_OK)
+                return -EIO;
+        /* curl asks to be run at once (a 0 timeout): now, not on the next turn of the loop.
+         * This runs every transfer that is due, so the deferred run is not needed. */
+        if (g->at_once)
+                (void) sd_event_source_set_enabled(g->at_once, SD_EVENT_OFF);
+        curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        check_done(g);
+        return 0;
 }
 
 void curl_glue_remove(CurlGlue *g, CURL *easy) {

@@ -14,6 +14,8 @@ typedef void (*curl_glue_done_t)(CurlGlue *g, CURL *easy, CURLcode result);
 int curl_glue_new(sd_event *e, curl_glue_done_t done, CurlGlue **ret);
 CurlGlue *curl_glue_free(CurlGlue *g);
 
+/* Adds a transfer and starts it at once: it may even finish, and the done callback run,
+ * before this returns. */
 int curl_glue_add(CurlGlue *g, CURL *easy);
 /* Removes a transfer that has not finished (the caller went away): curl closes the upstream
  * connection, which cancels the request there. */

@@ -646,6 +646,8 @@ static enum MHD_Result mcp_check(Request *q, bool *done) {
         return MHD_YES;
 }
 
+static enum MHD_Result answer_or_wait(Request *q);
+
 static enum MHD_Result start_upstream(Request *q) {
         int r;
 
@@ -669,8 +671,7 @@ static enum MHD_Result start_upstream(Request *q) {
         curl_easy_setopt(q->easy, CURLOPT_HTTPHEADER, q->headers);
         if (curl_glue_add(q->context->curl, q->easy) < 0)
                 return respond_error(q, 500, "internal_error", "the broker could not start the request", 0);
-        suspend(q);
-        return MHD_YES;
+        return answer_or_wait(q);      /* a fast upstream may have answered already */
 }
 
 /* ---- the answer ----------------------------------------------------------------------- */
@@ -775,6 +776,20 @@ static enum MHD_Result respond_whole(Request *q) {
                 return MHD_NO;
         q->bytes_out += q->out_n;
         return queue_upstream_answer(q, resp);
+}
+
+/* The answer, once there is one to give (the upstream's headers, or its whole answer where
+ * that is held); until then the connection waits, suspended. */
+static enum MHD_Result answer_or_wait(Request *q) {
+        if ((!q->headers_done || holds(q)) && !q->upstream_done) {
+                suspend(q);
+                return MHD_YES;
+        }
+        if (mcp_holds(q))
+                return respond_mcp_json(q);
+        if (plain_holds(q) && q->result == CURLE_OK && !q->bad_upstream_header)
+                return respond_whole(q);
+        return respond_upstream(q);
 }
 
 /* ---- MHD callbacks -------------------------------------------------------------------- */
@@ -884,15 +899,7 @@ enum MHD_Result request_handle(void *cls, struct MHD_Connection *conn, const cha
         /* resumed: the upstream answered (or failed), or the caller left */
         if (q->client_gone)
                 return MHD_NO;
-        if ((!q->headers_done || holds(q)) && !q->upstream_done) {
-                suspend(q);
-                return MHD_YES;
-        }
-        if (mcp_holds(q))
-                return respond_mcp_json(q);
-        if (plain_holds(q) && q->result == CURLE_OK && !q->bad_upstream_header)
-                return respond_whole(q);
-        return respond_upstream(q);
+        return answer_or_wait(q);
 }
 
 void request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
