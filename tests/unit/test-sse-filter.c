@@ -111,6 +111,29 @@ static void test_strip_keeps_other_usage(void) {
         free(x.out);
 }
 
+/* Events are read by a validating scan, not a json-c tree; where that could read otherwise (a
+ * key with an escape, a repeated key, spacing) it reads as json-c does. */
+static void test_usage_chunk_read_as_json_c_reads_it(void) {
+        static const char escaped[] = CHUNK("{\"choices\":[],\"u\\u0073age\":{\"prompt_tokens\":3}}") DONE;
+        static const char repeated[] = CHUNK("{\"usage\":{\"prompt_tokens\":1},\"choices\":[],\"usage\":{\"prompt_tokens\":4}}") DONE;
+        static const char spaced[] = CHUNK("{ \"choices\" : [ \t ] , \"usage\" : { \"prompt_tokens\" : 5 } }") DONE;
+        static const char usage_not_object[] = CHUNK("{\"choices\":[],\"usage\":[1]}") DONE;
+        Run x;
+
+        x = run(escaped, strlen(escaped), true, WHOLE, 0);
+        ok(same(&x, DONE, strlen(DONE)) && x.usage.prompt_tokens == 3, "a key written with an escape is \"usage\": counted and stripped");
+        free(x.out);
+        x = run(repeated, strlen(repeated), true, WHOLE, 0);
+        ok(same(&x, DONE, strlen(DONE)) && x.usage.prompt_tokens == 4, "a repeated \"usage\": the last one counts");
+        free(x.out);
+        x = run(spaced, strlen(spaced), true, WHOLE, 0);
+        ok(same(&x, DONE, strlen(DONE)) && x.usage.prompt_tokens == 5, "whitespace anywhere, an empty array with a tab in it");
+        free(x.out);
+        x = run(usage_not_object, strlen(usage_not_object), true, WHOLE, 0);
+        ok(same(&x, usage_not_object, strlen(usage_not_object)) && !x.usage.seen, "a usage that is not an object: kept, nothing counted");
+        free(x.out);
+}
+
 static void test_crlf_and_cr_events(void) {
         static const char in[] =
                 "data: {\"choices\":[{}],\"usage\":null}\r\n\r\n"
@@ -452,6 +475,7 @@ int main(void) {
         test_pass_through_is_byte_identical();
         test_strip_drops_only_the_usage_chunk();
         test_strip_keeps_other_usage();
+        test_usage_chunk_read_as_json_c_reads_it();
         test_crlf_and_cr_events();
         test_multi_line_data();
         test_finish();

@@ -69,11 +69,18 @@ static bool get_count(json_object *usage, const char *key, uint64_t *ret) {
 }
 
 bool openai_usage_from_json(json_object *o, TokenUsage *ret) {
-        TokenUsage u = { .seen = true };
         json_object *usage;
+
+        if (!json_object_object_get_ex(o, "usage", &usage))
+                return false;
+        return openai_usage_from_usage_object(usage, ret);
+}
+
+bool openai_usage_from_usage_object(json_object *usage, TokenUsage *ret) {
+        TokenUsage u = { .seen = true };
         bool any;
 
-        if (!json_object_object_get_ex(o, "usage", &usage) || !json_object_is_type(usage, json_type_object))
+        if (!json_object_is_type(usage, json_type_object))
                 return false;
         any = get_count(usage, "prompt_tokens", &u.prompt_tokens);
         any = get_count(usage, "completion_tokens", &u.completion_tokens) || any;

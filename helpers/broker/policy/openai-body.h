@@ -53,3 +53,5 @@ int openai_json_parse_object(const char *s, size_t n, struct json_object **ret);
 /* Reads o["usage"] if it is an object with a non-negative integer "prompt_tokens" or
  * "completion_tokens"; false if there is none. */
 bool openai_usage_from_json(struct json_object *o, TokenUsage *ret);
+/* The same, given the "usage" value itself. */
+bool openai_usage_from_usage_object(struct json_object *usage, TokenUsage *ret);

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <json-c/json.h>
 
+#include "json-scan.h"
 #include "sse-filter.h"
+
+/* As deep as a request body may be (openai-body.c). */
+#define SSE_JSON_DEPTH_MAX 128
 
 struct SseFilter {
         bool strip;             /* cleared for good once an event outgrows SSE_FILTER_HELD_MAX */
@@ -161,23 +165,16 @@ static int event_data(SseFilter *f, const char *ev, size_t len, char **ret, size
         return 0;
 }
 
-/* Reads usage from a complete event; 1 if it is the usage-only chunk, 0 if not. */
-static int parse_event(SseFilter *f, const char *ev, size_t len) {
-        _cleanup_free_ char *data = NULL;
+/* The usage-only chunk, read from a json-c tree: the way for an event whose top-level keys
+ * hold an escape ("u\u0073age" is "usage" to json-c, as to the upstream's reader). */
+static int parse_event_tree(SseFilter *f, const char *data, size_t n_data) {
         json_object *o = NULL, *choices, *usage;
-        size_t n_data;
-        bool has_data;
         TokenUsage u;
         int r;
 
-        r = event_data(f, ev, len, &data, &n_data, &has_data);
-        if (r < 0)
-                return r;
-        if (!has_data)
-                return 0;
         r = openai_json_parse_object(data, n_data, &o);
         if (r == -EBADMSG)
-                return 0;       /* "[DONE]", or not ours to read */
+                return 0;       /* not ours to read */
         if (r < 0)
                 return r;
         if (openai_usage_from_json(o, &u))
@@ -187,6 +184,60 @@ static int parse_event(SseFilter *f, const char *ev, size_t len) {
             json_object_object_get_ex(o, "usage", &usage) && json_object_is_type(usage, json_type_object);
         json_object_put(o);
         return r;
+}
+
+static bool empty_array(const JsonMember *m) {
+        return m->kind == JSON_KIND_ARRAY && m->value_n >= 2 &&
+               strspn(m->value + 1, " \t\r\n") == m->value_n - 2;
+}
+
+/* Reads usage from a complete event; 1 if it is the usage-only chunk, 0 if not. Nearly every
+ * event of a stream is a content chunk without "usage": a validating scan finds that out
+ * without building a json-c tree for each; only the "usage" value itself is handed to json-c. */
+static int parse_event(SseFilter *f, const char *ev, size_t len) {
+        _cleanup_free_ char *data = NULL;
+        _cleanup_(json_scan_done) JsonScan scan = {};
+        const JsonMember *choices = NULL, *usage = NULL;
+        size_t n_data;
+        bool has_data;
+        int r;
+
+        r = event_data(f, ev, len, &data, &n_data, &has_data);
+        if (r < 0)
+                return r;
+        if (!has_data)
+                return 0;
+        r = json_scan(data, n_data, SSE_JSON_DEPTH_MAX, &scan);
+        if (r == -EBADMSG)
+                return 0;       /* "[DONE]", or not ours to read */
+        if (r < 0)
+                return r;
+        if (scan.kind != JSON_KIND_OBJECT)
+                return 0;
+        for (size_t i = 0; i < scan.n_members; i++) {
+                const JsonMember *m = &scan.members[i];
+                if (memchr(m->key, '\\', m->key_n))
+                        return parse_event_tree(f, data, n_data);
+                /* json-c keeps the last of two equal keys: so does this */
+                if (m->key_n == 5 && memcmp(m->key, "usage", 5) == 0)
+                        usage = m;
+                else if (m->key_n == 7 && memcmp(m->key, "choices", 7) == 0)
+                        choices = m;
+        }
+        if (!usage)
+                return 0;
+        if (usage->kind == JSON_KIND_OBJECT) {
+                json_object *o = NULL;
+                TokenUsage u;
+
+                r = openai_json_parse_object(usage->value, usage->value_n, &o);
+                if (r < 0)
+                        return r == -EBADMSG ? 0 : r;
+                if (openai_usage_from_usage_object(o, &u))
+                        f->usage = u;
+                json_object_put(o);
+        }
+        return choices && empty_array(choices) && usage->kind == JSON_KIND_OBJECT;
 }
 
 /* "data: " DATA and the line end of the data: line it replaces. */
