@@ -9,7 +9,8 @@
  *               [--body BYTES] [--stream] [--events N] [--gap-us US] [--label TEXT]
  *
  * Each request is POST /v1/chat/completions with a JSON body of about BYTES bytes (one user
- * message padded with text), "stream": true with --stream, and "bench_events"/"bench_gap_us"
+ * message padded with text), "model": "gpt-caller" (not the role's model: the broker's
+ * override rewrites every body), "stream": true with --stream, and "bench_events"/"bench_gap_us"
  * for bench/broker-upstream.c. Only answers completed in the measured window (after
  * --warmup) count. An answer counts as an error unless its status is 200 and it is complete.
  *
@@ -128,7 +129,7 @@ static void build_request(void) {
         char head[512], pre[256];
         const char *post = "\"}]}";
         int p = snprintf(pre, sizeof pre,
-                         "{\"model\":\"gpt-bench\",%s\"bench_events\":%d,\"bench_gap_us\":%d,\"messages\":[{\"role\":\"user\",\"content\":\"",
+                         "{\"model\":\"gpt-caller\",%s\"bench_events\":%d,\"bench_gap_us\":%d,\"messages\":[{\"role\":\"user\",\"content\":\"",
                          opt.stream ? "\"stream\":true," : "", opt.events, opt.gap_us);
         size_t fill = (size_t) opt.body > (size_t) p + strlen(post) ? (size_t) opt.body - (size_t) p - strlen(post) : 8;
         size_t body_n = (size_t) p + fill + strlen(post);
