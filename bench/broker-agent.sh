@@ -14,6 +14,7 @@
 #   broker        cloister-broker.service, as shipped, at /run/cloister/broker.sock
 #   broker-relay  the same broker through cloister-shim's loopback relay (127.0.0.1:7800)
 #   broker-nosb   cloister-broker --listen, in a plain transient unit (no sandbox)
+#   broker-base   the same, another build's broker (BASE_BROKER= of bench/broker.sh)
 #   pyfake        tests/broker/fake-openai.py on a Unix socket (for scale only)
 set -u
 X=/payload/extra
@@ -38,6 +39,7 @@ addr() {
                 broker)       echo --unix /run/cloister/broker.sock ;;
                 broker-relay) echo --tcp 7800 ;;
                 broker-nosb)  echo --unix "$S/broker-nosb.sock" ;;
+                broker-base)  echo --unix "$S/broker-base.sock" ;;
                 pyfake)       echo --unix "$S/pyfake.sock" ;;
                 *)            return 1 ;;
         esac

@@ -16,7 +16,8 @@ import bisect
 import statistics
 import sys
 
-TARGET_ORDER = ["direct-unix", "direct-tcp", "proxyd", "nginx", "broker", "broker-relay", "broker-nosb", "pyfake"]
+TARGET_ORDER = ["direct-unix", "direct-tcp", "proxyd", "nginx", "broker", "broker-relay", "broker-nosb", "broker-base",
+                "pyfake"]
 # sampler names charged to each target as "proxy CPU"
 PROXY_PROCS = {
     "proxyd": ["proxyd"],
@@ -24,6 +25,7 @@ PROXY_PROCS = {
     "broker": ["broker"],
     "broker-relay": ["broker", "shim"],
     "broker-nosb": ["broker-nosb"],
+    "broker-base": ["broker-base"],
     "pyfake": ["pyfake"],
 }
 
@@ -229,7 +231,7 @@ def main():
         print()
 
     # ---- memory ---------------------------------------------------------------------
-    for name in ("broker", "broker-nosb", "nginx", "proxyd"):
+    for name in ("broker", "broker-nosb", "broker-base", "nginx", "proxyd"):
         s = samples.get(name)
         if not s:
             continue

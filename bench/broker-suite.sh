@@ -8,6 +8,7 @@
 #   nginx         nginx on unix:$S/nginx.sock → 127.0.0.1:PORT (keep-alive, proxy_buffering off)
 #   broker        cloister-broker.socket/.service as shipped → [LLM] Endpoint=127.0.0.1:PORT
 #   broker-nosb   cloister-broker --listen=$S/broker-nosb.sock in a plain transient unit
+#   broker-base   the same for another build's broker (BASE_BROKER= of bench/broker.sh)
 # and role "bench" (Network=daemon-only, high [Broker] limits), whose agent is
 # bench/broker-agent.sh: the load generator, started as agent@bench.service so that the
 # broker attributes its requests to the role. bench/broker-sample.py samples the CPU time
@@ -152,9 +153,17 @@ systemd-run -q --unit=bench-broker-nosb -p LogRateLimitIntervalSec=1s -p LogRate
         --setenv=CREDENTIALS_DIRECTORY=/etc/credstore "$BROKER_BIN" --listen="$S/broker-nosb.sock"
 wait_for "$S/broker-nosb.sock"
 echo "broker-nosb $(systemctl show -P MainPID bench-broker-nosb.service)" >> "$PIDS"
+# Another build's broker (bench/broker.sh BASE_BROKER=), the same way: before and after a
+# change, interleaved in one run.
+if [ -x "$X/broker-base-bin" ]; then
+        systemd-run -q --unit=bench-broker-base -p LogRateLimitIntervalSec=1s -p LogRateLimitBurst=100000000 \
+                --setenv=CREDENTIALS_DIRECTORY=/etc/credstore "$X/broker-base-bin" --listen="$S/broker-base.sock"
+        wait_for "$S/broker-base.sock"
+        echo "broker-base $(systemctl show -P MainPID bench-broker-base.service)" >> "$PIDS"
+fi
 
 up=1
-for s in up proxyd nginx pyfake broker-nosb; do
+for s in up proxyd nginx pyfake broker-nosb $([ -x "$X/broker-base-bin" ] && echo broker-base); do
         u=/health
         [ "$s" = pyfake ] && u=/v1/models
         curl -s --max-time 5 --unix-socket "$S/$s.sock" -o /dev/null -w '%{http_code}' "http://localhost$u" 2>/dev/null | grep -q 200 || {

@@ -24,9 +24,11 @@
 #   CONNS ["1 8 64"]         concurrent clients
 #   BODIES ["200 102400"]    request body sizes in bytes
 #   TARGETS [all]            subset of: direct-unix direct-tcp proxyd nginx broker
-#                            broker-relay broker-nosb
+#                            broker-relay broker-nosb broker-base
 #   SSE_GAP [5000]           µs between events in the SSE pass-through pass
 #   LONG [120]               seconds of the long run through the broker (RSS)
+#   BASE_BROKER=PATH         another build's cloister-broker (say, of the commit before a change):
+#                            target broker-base runs it like broker-nosb, beside it in one run
 #   BENCH_TAP=FILE           also keep the suite's whole TAP output (raw results) in FILE
 #   BENCH_REV=…              what to call the source in the header (default: git describe)
 set -euo pipefail
@@ -72,6 +74,10 @@ echo "${SSE_GAP:-5000}" > "$P/sse-gap"
 [ -n "${TARGETS:-}" ] && echo "$TARGETS" > "$P/targets"
 libexec=$(sed -n 's/^#define CLOISTER_SHIM_PATH "\(.*\)\/cloister-shim"$/\1/p' "$build/config.h")
 [ -n "$libexec" ] && echo "$libexec/cloister-broker" > "$P/broker-bin"
+if [ -n "${BASE_BROKER:-}" ]; then
+        [ -x "$BASE_BROKER" ] || die "BASE_BROKER=$BASE_BROKER is not an executable"
+        cp "$BASE_BROKER" "$P/broker-base-bin"
+fi
 
 echo "# cloister broker benchmark"
 echo "# build:   $build (source ${BENCH_REV:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')})"

@@ -90,9 +90,9 @@ void audit_log(const AuditRecord *a) {
         field_begin(&b, "MESSAGE=");
         put_str(&b, a->role ?: "(unknown peer)");
         put_str(&b, " ");
-        put_str(&b, a->method);
+        put_str(&b, strempty(a->method));
         put_str(&b, " ");
-        put_str(&b, a->path);
+        put_str(&b, strempty(a->path));
         put_str(&b, " from ");
         put_str(&b, a->unit ?: "(no unit)");
         put_str(&b, " → ");

@@ -17,14 +17,15 @@
 
 /* A body announced by Content-Length gets its buffer at once, up to this size: reading it
  * in 32 KiB pieces into a doubling buffer copied it twice and faulted in fresh pages. */
-#define BODY_PREALLOC_MAX (1024 * 1024)
+#define BODY_PREALLOC_MAX (256 * 1024)
 /* Upstream bytes held for a slow caller before curl is paused. */
 #define OUT_HIGH_WATER (256 * 1024)
 /* An MCP answer that is not a stream is filtered whole, so held whole: up to this size. */
 #define MCP_JSON_MAX (4 * 1024 * 1024)
-/* A plain answer (no stream) up to this size is held until it is whole and leaves in one
- * write with its headers, with a Content-Length: not as a header write, a chunk and an end
- * chunk, each waking the caller. A larger one streams from here on. */
+/* A plain answer (no stream) whose Content-Length says it is at most this size is held until
+ * it is whole and leaves in one write with its headers: not as a header write, a chunk and an
+ * end chunk, each waking the caller. One of unknown length may be a stream of another kind
+ * (NDJSON, heartbeats of a long poll): it passes as it comes. */
 #define PLAIN_HOLD_MAX (64 * 1024)
 
 typedef struct Request {
@@ -56,6 +57,7 @@ typedef struct Request {
         struct curl_slist *resp_headers;  /* "Name: value", allowed ones only */
         bool headers_done, upstream_done, paused, suspended, is_sse, started, client_gone;
         bool plain_streams;               /* a plain answer too large to hold: streamed */
+        uint64_t upstream_length;         /* the answer's Content-Length, UNSET_U64 if none */
         char **mcp_allowed;               /* MCP: the tools this role may see and call */
         bool bad_upstream_header;         /* a header line that is not RFC 9110: no answer passes */
         CURLcode result;
@@ -97,7 +99,9 @@ static void cancel_upstream(Request *q) {
         if (!q->easy)
                 return;
         curl_glue_remove(q->context->curl, q->easy); /* closes the upstream connection */
-        curl_glue_easy_put(q->context->curl, q->easy);
+        /* not back to the pool: a transfer cut off (paused, say) may leave state in it that
+         * curl_easy_reset() does not clear in every curl version */
+        curl_easy_cleanup(q->easy);
         q->easy = NULL;
         q->upstream_done = true;
         q->result = CURLE_ABORTED_BY_CALLBACK;
@@ -287,7 +291,7 @@ static bool mcp_holds(const Request *q) {
  * HEAD's answer has a Content-Length of a body it does not carry: streamed as before. */
 static bool plain_holds(const Request *q) {
         return q->route.kind != BROKER_ROUTE_MCP && q->headers_done && !q->is_sse && !q->plain_streams &&
-               !streq(q->method, "HEAD");
+               q->upstream_length <= PLAIN_HOLD_MAX && !streq(q->method, "HEAD");
 }
 
 static bool holds(const Request *q) {
@@ -359,6 +363,34 @@ static void resume(Request *q) {
         }
 }
 
+/* Whether a Content-Type value names this media type: the part before any parameter, without
+ * the whitespace around it, ignoring case ("application/json; x=text/event-stream" is JSON). */
+static bool media_type_is(const char *value, const char *type) {
+        size_t l;
+
+        value += strspn(value, " \t");
+        l = strcspn(value, ";");
+        while (l > 0 && (value[l - 1] == ' ' || value[l - 1] == '\t'))
+                l--;
+        return l == strlen(type) && strncasecmp(value, type, l) == 0;
+}
+
+/* A Content-Length value, or UNSET_U64 for anything but digits (curl refuses a length it
+ * cannot frame the answer by; this only decides whether the answer is held). */
+static uint64_t content_length(const char *value) {
+        unsigned long long n;
+        char *end;
+
+        value += strspn(value, " \t");
+        if (*value < '0' || *value > '9')
+                return UNSET_U64;
+        errno = 0;
+        n = strtoull(value, &end, 10);
+        if (errno != 0 || end[strspn(end, " \t")] != 0)
+                return UNSET_U64;
+        return (uint64_t) n;
+}
+
 static size_t on_header(char *buf, size_t size, size_t n, void *userdata) {
         Request *q = userdata;
         size_t len = size * n, l = len;
@@ -375,6 +407,11 @@ static size_t on_header(char *buf, size_t size, size_t n, void *userdata) {
                 q->bad_upstream_header = true;
                 return 0;
         }
+        if (q->headers_done)
+                /* a trailer after a chunked body: curl hands it over like a header, but the
+                 * answer's headers were settled (a Content-Type here must not make a held MCP
+                 * answer a stream that skips its filter) */
+                return len;
         if (l == 0) {
                 if (q->status >= 200) {
                         q->headers_done = true;
@@ -392,12 +429,15 @@ static size_t on_header(char *buf, size_t size, size_t n, void *userdata) {
                 curl_slist_free_all(q->resp_headers);
                 q->resp_headers = NULL;
                 q->is_sse = false;
+                q->upstream_length = UNSET_U64;
         } else {
                 char *colon = strchr(line, ':');
                 if (colon) {
                         *colon = 0;
-                        if (strcasecmp(line, "Content-Type") == 0 && strstr(colon + 1, "text/event-stream"))
-                                q->is_sse = true;
+                        if (strcasecmp(line, "Content-Type") == 0)
+                                q->is_sse = media_type_is(colon + 1, "text/event-stream");
+                        if (strcasecmp(line, "Content-Length") == 0)
+                                q->upstream_length = content_length(colon + 1);
                         if (header_response_allowed(line)) {
                                 *colon = ':';
                                 q->resp_headers = curl_slist_append(q->resp_headers, line);
@@ -771,11 +811,15 @@ static enum MHD_Result respond_upstream(Request *q) {
 static enum MHD_Result respond_whole(Request *q) {
         struct MHD_Response *resp;
 
+        enum MHD_Result ret;
+
         resp = MHD_create_response_from_buffer(q->out_n, q->out, MHD_RESPMEM_PERSISTENT);
         if (!resp)
                 return MHD_NO;
-        q->bytes_out += q->out_n;
-        return queue_upstream_answer(q, resp);
+        ret = queue_upstream_answer(q, resp);
+        if (ret == MHD_YES)
+                q->bytes_out += q->out_n;       /* queued: what MHD sends of it, all at once */
+        return ret;
 }
 
 /* The answer, once there is one to give (the upstream's headers, or its whole answer where
@@ -801,6 +845,8 @@ void *request_uri_seen(void *cls, const char *uri, struct MHD_Connection *conn) 
 
         if (q && !(q->path = strdup(uri)))
                 q = mfree(q);
+        if (q)
+                q->upstream_length = UNSET_U64;
         return q;
 }
 

@@ -85,8 +85,11 @@ static int on_header_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 
         if (p->header_deadline_usec == 0)
                 return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-        if (usec < p->header_deadline_usec)
-                return event_timer_arm_no_later(s, p->header_deadline_usec);
+        if (usec < p->header_deadline_usec) {
+                if (event_timer_arm_no_later(s, p->header_deadline_usec) < 0)
+                        connection_close(p->broker, p); /* fail closed: no deadline, no connection */
+                return 0;
+        }
         log_debug("Connection of %s sent no complete request headers in time: closing it.", p->unit ?: "a peer in no unit");
         p->header_deadline = sd_event_source_disable_unref(p->header_deadline);
         p->header_deadline_usec = 0;

@@ -5,7 +5,8 @@
 # all the connection carried so far, written before each answer and again at its end.
 # It answers each request it can frame (headers, then Content-Length) with 200 and a small
 # JSON body; a path ending in /bad-header answers with a header holding a bare CR, a path
-# ending in /folded-header with an obsolete folded header line. Loopback only; exits after
+# ending in /folded-header with an obsolete folded header line; /mcp-trailer and /mcp-param
+# answer a tools/list (TOOLS below). Loopback only; exits after
 # --lifetime seconds. Prints "PORT <n>" once listening.
 import argparse, json, socket, threading, time
 
@@ -15,7 +16,29 @@ ANSWERS = {
 }
 
 
+# A tools/list result naming a tool no role is allowed, sent as JSON in ways that must not
+# pass for a stream: a Content-Type trailer after a chunked body, and a media type whose
+# parameter mentions text/event-stream.
+TOOLS = (b'{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","inputSchema":{"type":"object"}},'
+         b'{"name":"secret-tool","inputSchema":{"type":"object"}}]}}')
+
+
+def answer_tools(conn, path):
+    if path.endswith("/mcp-trailer"):
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                     b"Trailer: Content-Type\r\n\r\n" + b"%x\r\n" % len(TOOLS) + TOOLS +
+                     b"\r\n0\r\nContent-Type: text/event-stream\r\n\r\n")
+        return True
+    if path.endswith("/mcp-param"):
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json; x=text/event-stream\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(TOOLS) + TOOLS)
+        return True
+    return False
+
+
 def answer(conn, path):
+    if answer_tools(conn, path):
+        return
     extra = b""
     for suffix, header in ANSWERS.items():
         if path.endswith("/" + suffix):

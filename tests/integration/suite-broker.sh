@@ -74,6 +74,10 @@ URL=http://127.0.0.1:9
 [Upstream tools]
 Kind=mcp
 URL=http://127.0.0.1:$MCP_PORT
+
+[Upstream rawmcp]
+Kind=mcp
+URL=http://127.0.0.1:$RAW_PORT
 EOF2
 
 role() { # NAME MODE EXEC [EXTRA…]
@@ -93,6 +97,7 @@ role granted daemon-only "$P" "[Role]" "Environment=PROBES=allowed" "[Broker]" "
 role mcpuser daemon-only "$P" "[Role]" "Environment=PROBES=mcp,ambiguous" "[Broker]" "Allow=tools" "AllowTool=tools:search"
 role mcpnone daemon-only "$P" "[Role]" "Environment=PROBES=mcp" "[Broker]" "Allow=tools"
 role headers daemon-only "$P" "[Role]" "Environment=PROBES=headers" "[Broker]" "Allow=raw"
+role rawmcp daemon-only "$P" "[Role]" "Environment=PROBES=mcp_raw" "[Broker]" "Allow=rawmcp" "AllowTool=rawmcp:search"
 role curler daemon-only "$A/broker-curl.sh"
 role tokens daemon-only "$P" "[Role]" "Environment=PROBES=tokens" "[Broker]" "TokensPerMinute=5"
 role bigtokens daemon-only "$P" "[Role]" "Environment=PROBES=tokens_large" "[Broker]" "TokensPerMinute=5"
@@ -218,10 +223,12 @@ expect raw plain_whole True "a small plain answer goes out whole, with its Conte
 expect raw large_streamed True "a plain answer over 64 KiB is streamed chunked, not held"
 
 # --- MCP with the per-role tool allow-list ---------------------------------------------------
-start_agents mcpuser mcpnone
+start_agents mcpuser mcpnone rawmcp
 expect mcpuser mcp_initialize 200 "MCP initialize through the broker"
 expect mcpuser mcp_session_kept True "the Mcp-Session-Id header is kept"
 expect mcpuser mcp_tools search "tools/list shows only the tools in AllowTool="
+expect rawmcp trailer_tools search "a JSON tools/list with a Content-Type trailer is still filtered (a trailer is no header)"
+expect rawmcp param_tools search "a JSON tools/list whose media type parameter names text/event-stream is still filtered"
 expect mcpuser mcp_call_allowed 'called search with {"query":"x"}' "an allowed tools/call reaches the server"
 expect mcpuser mcp_call_refused -32601 "a tools/call of a tool not allowed gets a JSON-RPC error"
 expect mcpuser mcp_call_refused_id 4 "the error answers the request's id"

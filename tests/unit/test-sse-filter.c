@@ -118,7 +118,13 @@ static void test_usage_chunk_read_as_json_c_reads_it(void) {
         static const char repeated[] = CHUNK("{\"usage\":{\"prompt_tokens\":1},\"choices\":[],\"usage\":{\"prompt_tokens\":4}}") DONE;
         static const char spaced[] = CHUNK("{ \"choices\" : [ \t ] , \"usage\" : { \"prompt_tokens\" : 5 } }") DONE;
         static const char usage_not_object[] = CHUNK("{\"choices\":[],\"usage\":[1]}") DONE;
+        static const char nan[] = CHUNK("{\"choices\":[],\"usage\":{\"prompt_tokens\":6},\"t\":NaN}") DONE;
         Run x;
+
+        x = run(nan, strlen(nan), true, WHOLE, 0);
+        ok(same(&x, DONE, strlen(DONE)) && x.usage.prompt_tokens == 6,
+           "NaN elsewhere in the event (json-c and Python's json.dumps take it): usage counted and stripped");
+        free(x.out);
 
         x = run(escaped, strlen(escaped), true, WHOLE, 0);
         ok(same(&x, DONE, strlen(DONE)) && x.usage.prompt_tokens == 3, "a key written with an escape is \"usage\": counted and stripped");

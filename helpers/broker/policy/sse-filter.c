@@ -209,7 +209,9 @@ static int parse_event(SseFilter *f, const char *ev, size_t len) {
                 return 0;
         r = json_scan(data, n_data, SSE_JSON_DEPTH_MAX, &scan);
         if (r == -EBADMSG)
-                return 0;       /* "[DONE]", or not ours to read */
+                /* "[DONE]"; or NaN and the like, which json-c (and Python's json.dumps) take:
+                 * read as before */
+                return parse_event_tree(f, data, n_data);
         if (r < 0)
                 return r;
         if (scan.kind != JSON_KIND_OBJECT)

@@ -247,6 +247,18 @@ def probe_headers():
     report("bad_answer_codes", ",".join(raw_status(b"GET /upstream/raw/" + p + b" HTTP/1.1\r\n")
                                         for p in (b"bad-header", b"folded-header")))
 
+def probe_mcp_raw():
+    """tools/list answers from raw-upstream.py that must be read as JSON, and filtered."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    for name in ("trailer", "param"):
+        s, h, data = request("POST", f"/mcp/rawmcp/mcp-{name}", body=body,
+                             headers={"Accept": "application/json, text/event-stream"})
+        try:
+            tools = ",".join(t["name"] for t in json.loads(data)["result"]["tools"])
+        except Exception:
+            tools = f"status {s}: {data[:200]!r}"
+        report(f"{name}_tools", tools)
+
 def probe_mcp():
     """MCP over streamable HTTP through /mcp/tools/: initialize, tools/list, tools/call."""
     def rpc(method, params=None, session=None, rid=1, accept="application/json, text/event-stream"):
