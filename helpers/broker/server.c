@@ -39,8 +39,8 @@ static void kick(Broker *b) {
 #define HTTPD_RUNS_IN_A_ROW 4
 
 static int run_httpd(Broker *b) {
-        MHD_UNSIGNED_LONG_LONG timeout;
-        enum MHD_Result have_timeout;
+        MHD_UNSIGNED_LONG_LONG timeout = 0;
+        enum MHD_Result have_timeout = MHD_NO;
         uint64_t now;
 
         for (unsigned i = 0; i < HTTPD_RUNS_IN_A_ROW; i++) {
