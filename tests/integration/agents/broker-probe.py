@@ -149,10 +149,12 @@ def probe_concurrent():
     report("second_while_first_runs", s)
     report("first", results[0] if results else None)
 
-def probe_sse_raw():
-    c = socket.create_connection((base_host, base_port), timeout=10)
-    body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "raw"}]})
-    c.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+def raw_post(path, req, timeout=10):
+    """POSTs req as JSON on a connection of its own (Connection: close); returns every byte
+    of the answer as sent, headers and framing included."""
+    c = socket.create_connection((base_host, base_port), timeout=timeout)
+    body = json.dumps(req)
+    c.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
               f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
     raw = b""
     while True:
@@ -160,23 +162,17 @@ def probe_sse_raw():
         if not chunk:
             break
         raw += chunk
+    return raw
+
+def probe_sse_raw():
+    raw = raw_post("/v1/chat/completions", {"model": "m", "stream": True, "messages": [{"role": "user", "content": "raw"}]})
     text = raw.decode(errors="replace")
     report("sse_comment_passed", ": cloister-test-comment" in text)
     report("sse_event_line_passed", "event: meta" in text)
     report("sse_chunked", "transfer-encoding: chunked" in text.lower())
     # a plain answer: held whole while small, sent with its length; a large one streams
     def plain(path, req):
-        c = socket.create_connection((base_host, base_port), timeout=30)
-        body = json.dumps(req)
-        c.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
-        raw = b""
-        while True:
-            chunk = c.recv(65536)
-            if not chunk:
-                break
-            raw += chunk
-        head, _, payload = raw.partition(b"\r\n\r\n")
+        head, _, payload = raw_post(path, req, timeout=30).partition(b"\r\n\r\n")
         fields = dict(l.split(b":", 1) for l in head.split(b"\r\n")[1:] if b":" in l)
         fields = {k.strip().lower(): v.strip() for k, v in fields.items()}
         return fields, payload
