@@ -72,12 +72,16 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userdata, voi
         return 0;
 }
 
-static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        CurlGlue *g = userdata;
+/* Runs every transfer that is due, and hands over those that finished. */
+static void run_due(CurlGlue *g) {
         int running;
 
         curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         check_done(g);
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        run_due(userdata);
         return 0;
 }
 
@@ -141,16 +145,13 @@ CurlGlue *curl_glue_free(CurlGlue *g) {
 }
 
 int curl_glue_add(CurlGlue *g, CURL *easy) {
-        int running;
-
         if (curl_multi_add_handle(g->multi, easy) != CURLM_OK)
                 return -EIO;
         /* curl asks to be run at once (a 0 timeout): now, not on the next turn of the loop.
          * This runs every transfer that is due, so the deferred run is not needed. */
         if (g->at_once)
                 (void) sd_event_source_set_enabled(g->at_once, SD_EVENT_OFF);
-        curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        check_done(g);
+        run_due(g);
         return 0;
 }
 
@@ -159,12 +160,9 @@ void curl_glue_remove(CurlGlue *g, CURL *easy) {
 }
 
 void curl_glue_unpause(CurlGlue *g, CURL *easy) {
-        int running;
-
         curl_easy_pause(easy, CURLPAUSE_CONT);
         /* curl_easy_pause() may have delivered data synchronously; let curl re-evaluate. */
-        curl_multi_socket_action(g->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        check_done(g);
+        run_due(g);
 }
 
 CURL *curl_glue_easy_get(CurlGlue *g) {
