@@ -15,7 +15,8 @@
 #
 # Environment: CLOISTER_VM_TIMEOUT (qemu's hard limit, s; 900), CLOISTER_VM_ACCEL
 # (auto|kvm|tcg), CLOISTER_VM_MEM (MiB; 1024), CLOISTER_VM_SMP (2), CLOISTER_VM_CACHE,
-# CLOISTER_VM_KEEP=DIR (copy the serial log and results there), CLOISTER_TEST_VERBOSE=1.
+# CLOISTER_VM_KEEP=DIR (copy the serial log and results there), CLOISTER_VM_BOOTS (3: boots
+# allowed when the guest kernel panics before the suite starts), CLOISTER_TEST_VERBOSE=1.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -133,28 +134,55 @@ esac
 append="console=ttyS0 panic=-1 loglevel=4 SYSTEMD_COLORS=0 systemd.unit=cloister-vm-test.service"
 append="$append systemd.firstboot=off systemd.unified_cgroup_hierarchy=1 systemd.show_status=1"
 qemu_pidfile=$work/qemu.pid
-t0=$(now_ms)
-{
-        set +e
-        # --foreground: qemu stays in this process group, which meson kills on its own timeout
-        timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp "$SMP" \
-                -nodefaults -no-user-config -display none -no-reboot -pidfile "$qemu_pidfile" \
-                -serial stdio -kernel "$kernel" -initrd "$CACHE/initrd.img" -append "$append" \
-                -virtfs "local,path=$vm_root,mount_tag=vmroot,security_model=passthrough,readonly=on,multidevs=remap" \
-                -virtfs "local,path=$work/in,mount_tag=vmin,security_model=passthrough,readonly=on" \
-                -virtfs "local,path=$work/out,mount_tag=vmout,security_model=mapped-xattr" \
-                -virtfs "local,path=$CACHE/kernel/lib/modules/$kver,mount_tag=vmmods,security_model=passthrough,readonly=on" \
-                </dev/null 2>&1 | while IFS= read -r line; do
-                        d=$(( $(now_ms) - t0 ))
-                        printf '%4d.%03d %s\n' $((d / 1000)) $((d % 1000)) "${line//$'\r'/}"
-                done > "$work/serial.log"
-        echo "${PIPESTATUS[0]}" > "$work/qemu.rc"
-} &
-# (polled, not "wait": bash 5.2 can die of a TERM that arrives during "wait" without running
-# the trap, which would leave qemu behind)
-while [ ! -e "$work/qemu.rc" ] && kill -0 $! 2>/dev/null; do sleep 0.2; done
-total=$(( $(now_ms) - t0 ))
-rc=$(cat "$work/qemu.rc" 2>/dev/null || echo '?')
+# boot_guest: one boot of the guest, its serial log host-timestamped in $work/serial.log and
+# qemu's exit status in $work/qemu.rc.
+boot_guest() {
+        rm -f "$work/qemu.rc" "$qemu_pidfile"
+        t0=$(now_ms)
+        {
+                set +e
+                # --foreground: qemu stays in this process group, which meson kills on its own timeout
+                timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp "$SMP" \
+                        -nodefaults -no-user-config -display none -no-reboot -pidfile "$qemu_pidfile" \
+                        -serial stdio -kernel "$kernel" -initrd "$CACHE/initrd.img" -append "$append" \
+                        -virtfs "local,path=$vm_root,mount_tag=vmroot,security_model=passthrough,readonly=on,multidevs=remap" \
+                        -virtfs "local,path=$work/in,mount_tag=vmin,security_model=passthrough,readonly=on" \
+                        -virtfs "local,path=$work/out,mount_tag=vmout,security_model=mapped-xattr" \
+                        -virtfs "local,path=$CACHE/kernel/lib/modules/$kver,mount_tag=vmmods,security_model=passthrough,readonly=on" \
+                        </dev/null 2>&1 | while IFS= read -r line; do
+                                d=$(( $(now_ms) - t0 ))
+                                printf '%4d.%03d %s\n' $((d / 1000)) $((d % 1000)) "${line//$'\r'/}"
+                        done > "$work/serial.log"
+                echo "${PIPESTATUS[0]}" > "$work/qemu.rc"
+        } &
+        # (polled, not "wait": bash 5.2 can die of a TERM that arrives during "wait" without
+        # running the trap, which would leave qemu behind)
+        while [ ! -e "$work/qemu.rc" ] && kill -0 $! 2>/dev/null; do sleep 0.2; done
+        total=$(( $(now_ms) - t0 ))
+        rc=$(cat "$work/qemu.rc" 2>/dev/null || echo '?')
+}
+
+# A guest kernel that panics before the suite starts is the emulator's failure, not a test
+# result (seen: Debian 13's 6.12 under multi-threaded TCG, "Fatal exception in interrupt" in
+# sched_clock_cpu while the kernel patches its own text, 1 boot in many). Such a boot is
+# booted again, at most CLOISTER_VM_BOOTS times in all, and each one is reported. A suite
+# that started is never run again: whatever it printed is the result.
+BOOTS=${CLOISTER_VM_BOOTS:-3}
+boot=1 boot_notes=""
+while :; do
+        boot_guest
+        grep -q CLOISTER-VM-SUITE-START "$work/serial.log" && break
+        grep -q 'Kernel panic' "$work/serial.log" || break
+        [ "$boot" -lt "$BOOTS" ] || break
+        panic=$(grep -m1 -o 'Kernel panic.*' "$work/serial.log")
+        boot_notes+="# vm: boot $boot: the guest kernel died before the suite started ($panic); booting again"$'\n'
+        if [ -n "${CLOISTER_VM_KEEP:-}" ]; then
+                mkdir -p "$CLOISTER_VM_KEEP"
+                cp "$work/serial.log" "$CLOISTER_VM_KEEP/serial-boot$boot.log"
+        fi
+        boot=$((boot + 1))
+        rm -rf "$work/out" && mkdir "$work/out"
+done
 
 start=$(awk '/CLOISTER-VM-SUITE-START/ { print $1; exit }' "$work/serial.log")
 end=$(awk '/CLOISTER-VM-SUITE-END/ { print $1; exit }' "$work/serial.log")
@@ -164,7 +192,8 @@ if [ -n "${CLOISTER_VM_KEEP:-}" ]; then
 fi
 
 [ -s "$work/out/tap" ] && cat "$work/out/tap"
-echo "# vm: accel=$ACCEL kernel=$kver qemu_exit=$rc prepare=${t_prep}ms boot_to_suite=${start:-?}s suite_end=${end:-?}s total=${total}ms"
+printf '%s' "$boot_notes"
+echo "# vm: boots=$boot accel=$ACCEL kernel=$kver qemu_exit=$rc prepare=${t_prep}ms boot_to_suite=${start:-?}s suite_end=${end:-?}s total=${total}ms"
 if ! grep -qE '^1\.\.[0-9]+' "$work/out/tap" 2>/dev/null; then # lint-tests: allow negated-grep (a missing file is a failure here)
         case $rc in
         124 | 137) echo "not ok - the VM was stopped after CLOISTER_VM_TIMEOUT=${TIMEOUT}s" ;;
