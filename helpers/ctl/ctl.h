@@ -4,19 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "network-mode.h"
-
-/* cloisterctl run's own options, parsed with the others by main() (one option table, as
- * systemctl has) and refused with any other verb. */
-typedef struct RunOptions {
-        const char *role;
-        const char *input;
-        const char *output;
-        uint64_t timeout;       /* usec; UNSET_U64: the role's */
-        NetworkMode network;    /* _NETWORK_MODE_UNSET: the role's */
-        bool wait, pipe, quiet;
-        const char *first;      /* the first run option given, for "applies only to run" */
-} RunOptions;
+#include "run-role.h" /* RunOptions: cloisterctl run's own options, parsed with the others by main() */
 
 /* The options of cloisterctl, parsed once by main() and handed to every verb. */
 typedef struct CtlOptions {

@@ -86,7 +86,7 @@ static int parse_args(int argc, char *argv[], bool stop, StageArgs *a) {
  * after this step), empty /tmp (its memory is freed now, not at the next start), then let the
  * next run have the slot. A slot claimed by another unit is not touched; one that could not
  * be emptied, or whose processes could not all be killed, keeps its claim (taken over only
- * once this unit has ended: ctl-run-slot.h). */
+ * once this unit has ended: run-slot.h). */
 static int stage_stop(const char *root, const char *instance, const StageArgs *a, bool kill_leftovers) {
         int r = stage_clear(root, instance), k;
         bool settled;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* helpers/ctl/ctl-run-slot.c: cloisterctl run's /tmp slots. A run claims the first free slot
+/* helpers/run/run-slot.c: cloisterctl run's /tmp slots. A run claims the first free slot
  * or one whose run and cloisterctl are both gone; two runs never hold one slot; a claim is
  * released only by the one who made it. The claim directory must be root's (root only). */
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctl-run-slot.h"
+#include "run-slot.h"
 #include "macro.h"
 #include "tap.h"
 

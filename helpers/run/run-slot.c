@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctl-run-slot.h"
+#include "run-slot.h"
 #include "log.h"
 #include "macro.h"
 
